@@ -1,0 +1,5 @@
+"""`python -m cpumanager`."""
+
+from cpumanager.cli.main import main
+
+main()

@@ -1,0 +1,1 @@
+"""Side effects: sysfs, files, runtimes. Each module implements one port."""

@@ -1,0 +1,1 @@
+"""The command-line edge: parse, call the library, render. No domain logic here."""

@@ -1,0 +1,1 @@
+"""cpumanager.sim package."""

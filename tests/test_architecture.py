@@ -1,0 +1,49 @@
+"""The pure core stays pure, and the layers point the right way."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parent.parent / "src" / "cpumanager"
+BANNED = {
+    "os", "io", "pathlib", "shutil", "subprocess", "socket", "select", "signal", "threading",
+    "asyncio", "time", "random", "logging", "tempfile", "sys", "click", "rich", "yaml",
+    "psutil", "prometheus_client",
+}  # fmt: skip
+ALLOWED_INTERNAL = {"core": ("cpumanager.core", "cpumanager.errors")}
+ALLOWED_INTERNAL["checkpoint"] = (*ALLOWED_INTERNAL["core"], "cpumanager.checkpoint")
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.append((node.lineno, node.module))
+    return found
+
+
+@pytest.mark.parametrize("package", ["core", "checkpoint"])
+def test_pure_packages_import_no_effects(package: str) -> None:
+    offences = []
+    for path in sorted((SRC / package).rglob("*.py")):
+        for lineno, module in _imports(path):
+            top = module.split(".")[0]
+            internal_ok = module.startswith(ALLOWED_INTERNAL[package])
+            if top in BANNED or (top == "cpumanager" and not internal_ok):
+                offences.append(f"{path.relative_to(SRC)}:{lineno} imports {module}")
+    assert offences == []
+
+
+def test_layer_contract_holds() -> None:
+    tool = shutil.which("lint-imports")
+    if tool is None:
+        pytest.skip("import-linter is not installed (pip install -e '.[test]')")
+    result = subprocess.run([tool], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
