@@ -1,0 +1,158 @@
+"""StateSnapshot: the CPU manager's state as one immutable value.
+
+The kubelet mutates a State object in place; we return a new snapshot from every change so
+the manager can persist it first and publish it second (a failed write leaves the old
+snapshot in force). Assignments are keyed by pod UID, then container name, as in the V2
+checkpoint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.ids import ContainerKey, ContainerName, PodUID
+
+__all__ = ["Assignments", "StateSnapshot"]
+
+Assignments = Mapping[PodUID, Mapping[ContainerName, CPUSet]]
+
+
+def _freeze(assignments: Assignments) -> Mapping[PodUID, Mapping[ContainerName, CPUSet]]:
+    return MappingProxyType(
+        {
+            pod: MappingProxyType(dict(sorted(containers.items())))
+            for pod, containers in sorted(assignments.items())
+        }
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class StateSnapshot:
+    """Policy name, the default (shared) CPU set and the exclusive assignments."""
+
+    policy_name: str
+    default_cpuset: CPUSet = field(default_factory=CPUSet)
+    assignments: Assignments = field(default_factory=lambda: MappingProxyType({}))
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "assignments", _freeze(self.assignments))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, StateSnapshot):
+            return NotImplemented
+        return (
+            self.policy_name == other.policy_name
+            and self.default_cpuset == other.default_cpuset
+            and self.plain_assignments() == other.plain_assignments()
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.policy_name, self.default_cpuset, len(self.assignments)))
+
+    # --- queries ------------------------------------------------------------------------
+
+    def plain_assignments(self) -> dict[PodUID, dict[ContainerName, CPUSet]]:
+        return {pod: dict(containers) for pod, containers in self.assignments.items()}
+
+    def cpuset_of(self, pod_uid: PodUID, container_name: ContainerName) -> CPUSet | None:
+        """The container's exclusive CPUs, or None when it has none."""
+        containers = self.assignments.get(pod_uid)
+        if containers is None:
+            return None
+        return containers.get(container_name)
+
+    def cpuset_or_default(self, pod_uid: PodUID, container_name: ContainerName) -> CPUSet:
+        found = self.cpuset_of(pod_uid, container_name)
+        return self.default_cpuset if found is None else found
+
+    def keys(self) -> Iterator[ContainerKey]:
+        for pod, containers in self.assignments.items():
+            for name in containers:
+                yield ContainerKey(pod, name)
+
+    def assigned_cpus(self) -> CPUSet:
+        bits = 0
+        for containers in self.assignments.values():
+            for cpus in containers.values():
+                bits |= cpus.bits
+        return CPUSet.from_bits(bits)
+
+    def pod_cpus(self, pod_uid: PodUID) -> CPUSet:
+        """Union of every exclusive set held by the pod's containers."""
+        return CPUSet().union(*self.assignments.get(pod_uid, {}).values())
+
+    # --- changes (each returns a new snapshot) ------------------------------------------
+
+    def with_default(self, cpus: CPUSet) -> StateSnapshot:
+        return StateSnapshot(self.policy_name, cpus, self.assignments)
+
+    def with_assignment(
+        self, pod_uid: PodUID, container_name: ContainerName, cpus: CPUSet
+    ) -> StateSnapshot:
+        """Set (or replace) one container's exclusive set; the default set is unchanged."""
+        plain = self.plain_assignments()
+        plain.setdefault(pod_uid, {})[container_name] = cpus
+        return StateSnapshot(self.policy_name, self.default_cpuset, plain)
+
+    def without_assignment(self, pod_uid: PodUID, container_name: ContainerName) -> StateSnapshot:
+        """Drop one container's entry (and its pod when it was the last); default unchanged."""
+        plain = self.plain_assignments()
+        containers = plain.get(pod_uid)
+        if containers is None or container_name not in containers:
+            return self
+        del containers[container_name]
+        if not containers:
+            del plain[pod_uid]
+        return StateSnapshot(self.policy_name, self.default_cpuset, plain)
+
+    def cleared(self) -> StateSnapshot:
+        return StateSnapshot(self.policy_name)
+
+    # --- invariants ---------------------------------------------------------------------
+
+    def invariant_violations(
+        self, all_cpus: CPUSet, *, reserved: CPUSet | None = None, strict_reservation: bool = False
+    ) -> tuple[str, ...]:
+        """Every broken invariant, in words; empty when the snapshot is sound.
+
+        No CPU in two assignments or in an assignment and the default set; default plus
+        assignments is exactly the machine (minus reserved CPUs under strict reservation);
+        reserved CPUs are never assigned exclusively.
+        """
+        problems: list[str] = []
+        seen = CPUSet()
+        for pod_uid in self.assignments:
+            # Containers of one pod may share CPUs (app containers reuse init containers'
+            # CPUs, as the kubelet does); different pods never may.
+            pod_cpus = self.pod_cpus(pod_uid)
+            overlap = seen & pod_cpus
+            if overlap:
+                problems.append(f"pod {pod_uid}: CPUs {overlap} are also assigned to another pod")
+            seen = seen | pod_cpus
+        for key in self.keys():
+            cpus = self.assignments[key.pod_uid][key.container_name]
+            if not cpus:
+                problems.append(f"pod {key.pod_uid} container {key.container_name}: empty set")
+            if cpus & self.default_cpuset:
+                problems.append(
+                    f"pod {key.pod_uid} container {key.container_name}: CPUs "
+                    f"{cpus & self.default_cpuset} are also in the default set"
+                )
+            if reserved is not None and cpus & reserved:
+                problems.append(
+                    f"pod {key.pod_uid} container {key.container_name}: reserved CPUs "
+                    f"{cpus & reserved} are assigned exclusively"
+                )
+        expected = all_cpus
+        if strict_reservation and reserved is not None:
+            expected = all_cpus - reserved
+        union = seen | self.default_cpuset
+        if union != expected:
+            problems.append(
+                f"default set plus assignments is {union!s:s} but the machine's CPUs are "
+                f"{expected!s:s}"
+            )
+        return tuple(problems)
