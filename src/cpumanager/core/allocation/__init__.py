@@ -1,0 +1,1 @@
+"""CPU selection: the kubelet's take-by-topology packing and its options."""

@@ -1,0 +1,1 @@
+"""Topology hints: what each resource provider says about NUMA placement."""

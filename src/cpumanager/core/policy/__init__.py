@@ -1,0 +1,1 @@
+"""CPU manager policies (none, static): decide, never persist."""
