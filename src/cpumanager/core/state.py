@@ -68,7 +68,7 @@ class StateSnapshot:
         found = self.cpuset_of(pod_uid, container_name)
         return self.default_cpuset if found is None else found
 
-    def keys(self) -> Iterator[ContainerKey]:
+    def container_keys(self) -> Iterator[ContainerKey]:
         for pod, containers in self.assignments.items():
             for name in containers:
                 yield ContainerKey(pod, name)
@@ -132,7 +132,7 @@ class StateSnapshot:
             if overlap:
                 problems.append(f"pod {pod_uid}: CPUs {overlap} are also assigned to another pod")
             seen = seen | pod_cpus
-        for key in self.keys():
+        for key in self.container_keys():
             cpus = self.assignments[key.pod_uid][key.container_name]
             if not cpus:
                 problems.append(f"pod {key.pod_uid} container {key.container_name}: empty set")
