@@ -1,0 +1,91 @@
+"""Read and write machine files (YAML or JSON) in the format of :mod:`core.machine_format`.
+
+The format is chosen by suffix when writing (``.yaml``/``.yml`` -> YAML, anything else ->
+JSON). When reading, JSON is tried first for ``.json`` files and YAML otherwise; YAML is a
+superset of JSON, so either parser accepts a JSON file. OS and parse failures become
+:class:`MachineError` one-liners.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from cpumanager.core.machine_format import topology_from_dict, topology_to_dict
+from cpumanager.core.topology import CPUTopology
+from cpumanager.errors import MachineError
+
+__all__ = ["dump_machine", "load_machine_text", "read_machine_file", "write_machine_file"]
+
+
+def _is_yaml(path: Path) -> bool:
+    return path.suffix.lower() in {".yaml", ".yml"}
+
+
+def load_machine_text(text: str, *, source: str, yaml_first: bool = True) -> CPUTopology:
+    """Parse machine-file text (YAML or JSON) named ``source`` in messages."""
+    data: Any
+    if yaml_first:
+        import yaml
+
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as err:
+            detail = str(err).replace("\n", " ")
+            msg = f"machine file {source!r} is not valid YAML ({detail}); fix or re-save it"
+            raise MachineError(msg) from err
+    else:
+        try:
+            data = json.loads(text)
+        except ValueError as err:
+            msg = f"machine file {source!r} is not valid JSON ({err}); fix or re-save it"
+            raise MachineError(msg) from err
+    if not isinstance(data, dict):
+        msg = (
+            f"machine file {source!r} must hold a mapping with 'cpus', 'numa_nodes' and "
+            "'distances'; write one with 'cpumanager topology --save FILE'"
+        )
+        raise MachineError(msg)
+    try:
+        topology = topology_from_dict(data)
+    except MachineError as err:
+        msg = f"machine file {source!r}: {err.message}"
+        raise MachineError(msg) from err
+    if not topology.name:
+        return topology_from_dict({**data, "name": Path(source).stem})
+    return topology
+
+
+def read_machine_file(path: Path) -> CPUTopology:
+    """Load a machine file; unreadable, malformed or inconsistent files raise MachineError."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as err:
+        msg = f"machine file {str(path)!r} does not exist; give a preset name or a file path"
+        raise MachineError(msg) from err
+    except (OSError, UnicodeDecodeError) as err:
+        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        msg = f"cannot read machine file {str(path)!r}: {reason}"
+        raise MachineError(msg) from err
+    return load_machine_text(text, source=str(path), yaml_first=path.suffix.lower() != ".json")
+
+
+def dump_machine(topology: CPUTopology, *, yaml_format: bool) -> str:
+    """The machine-file text for ``topology`` (YAML or indented JSON)."""
+    data = topology_to_dict(topology)
+    if yaml_format:
+        import yaml
+
+        return str(yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=100))
+    return json.dumps(data, indent=1) + "\n"
+
+
+def write_machine_file(topology: CPUTopology, path: Path) -> None:
+    """Write ``topology`` to ``path`` (YAML for .yaml/.yml, JSON otherwise)."""
+    text = dump_machine(topology, yaml_format=_is_yaml(path))
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        msg = f"cannot write machine file {str(path)!r}: {err.strerror or err}"
+        raise MachineError(msg) from err

@@ -1,0 +1,121 @@
+"""Options and helpers shared by every subcommand.
+
+* :func:`output_option` gives ``-o/--output`` with a fixed set of formats (default ``table``).
+* :func:`machine_options` gives ``--sysfs DIR`` and ``--machine NAME|FILE`` (mutually
+  exclusive) and :func:`load_topology` turns their values into a :class:`CPUTopology`.
+* :func:`emit_json` prints compact, key-sorted JSON so output is stable and diffable.
+
+Everything heavy (sysfs reader, presets, YAML) is imported inside the functions that need it,
+so importing this module costs only click.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
+
+import click
+
+if TYPE_CHECKING:
+    from cpumanager.core.topology import CPUTopology
+
+__all__ = [
+    "DEFAULT_OUTPUTS",
+    "emit_json",
+    "load_topology",
+    "machine_options",
+    "output_option",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+DEFAULT_OUTPUTS: tuple[str, ...] = ("table", "json")
+
+
+def _output_decorator(choices: tuple[str, ...]) -> Callable[[F], F]:
+    return click.option(
+        "-o",
+        "--output",
+        type=click.Choice(choices, case_sensitive=False),
+        default=choices[0] if "table" not in choices else "table",
+        show_default=True,
+        help="Output format.",
+    )
+
+
+@overload
+def output_option(func: F, /) -> F: ...
+
+
+@overload
+def output_option(*choices: str) -> Callable[[F], F]: ...
+
+
+def output_option(*choices: Any) -> Any:
+    """``-o/--output`` limited to ``choices`` (``table`` and ``json`` when none are given).
+
+    Usable bare (``@output_option``) or called (``@output_option("table", "json", "yaml")``).
+    """
+    if len(choices) == 1 and callable(choices[0]):
+        return _output_decorator(DEFAULT_OUTPUTS)(choices[0])
+    names = tuple(str(choice) for choice in choices) or DEFAULT_OUTPUTS
+    return _output_decorator(names)
+
+
+def machine_options(func: F) -> F:
+    """Add ``--sysfs DIR`` and ``--machine NAME|FILE``; giving both is a usage error."""
+
+    @functools.wraps(func)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("sysfs") is not None and kwargs.get("machine") is not None:
+            msg = "give either --sysfs or --machine, not both"
+            raise click.UsageError(msg)
+        return func(*args, **kwargs)
+
+    with_machine = click.option(
+        "--machine",
+        "machine",
+        metavar="NAME|FILE",
+        default=None,
+        help="A preset machine name (see 'cpumanager topology --list') or a machine file "
+        "(YAML/JSON) written by 'cpumanager topology --save'.",
+    )(checked)
+    with_sysfs = click.option(
+        "--sysfs",
+        "sysfs",
+        metavar="DIR",
+        type=click.Path(path_type=Path, file_okay=False),
+        default=None,
+        help="Read the topology from a copy of sysfs rooted at DIR (holding sys/devices/...) "
+        "instead of this host's /.",
+    )(with_machine)
+    return cast(F, with_sysfs)
+
+
+def load_topology(*, sysfs: Path | None, machine: str | None) -> CPUTopology:
+    """The machine the user named: a preset, else a machine file, else sysfs (default ``/``)."""
+    if sysfs is not None and machine is not None:
+        msg = "give either --sysfs or --machine, not both"
+        raise click.UsageError(msg)
+    if machine is not None:
+        from cpumanager.core.presets import get_preset, is_preset
+
+        if is_preset(machine):
+            return get_preset(machine)
+        path = Path(machine)
+        if path.exists() or path.suffix.lower() in {".json", ".yaml", ".yml"}:
+            from cpumanager.adapters.machine_file import read_machine_file
+
+            return read_machine_file(path)
+        return get_preset(machine)  # raises MachineError listing the preset names
+    from cpumanager.adapters.sysfs import SysfsReader
+
+    return SysfsReader(sysfs if sysfs is not None else Path("/")).read()
+
+
+def emit_json(obj: object) -> None:
+    """Print ``obj`` as compact JSON with sorted keys and a trailing newline."""
+    click.echo(json.dumps(obj, sort_keys=True, separators=(",", ":")))
