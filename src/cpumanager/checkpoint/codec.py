@@ -1,0 +1,401 @@
+"""Bytes <-> checkpoint models <-> StateSnapshot, exactly as the kubelet reads and writes them.
+
+Reading one format is Go's ``json.Unmarshal`` into the format's struct (pre-initialised with
+an empty, non-nil ``entries`` map) followed by the checksum check; see :mod:`gojson` for the
+syntax rules and the spec §3.1 for the typed rules mirrored here: keys match fields
+case-insensitively, the last duplicate scalar wins, duplicate ``entries`` objects merge,
+``null`` leaves scalars unchanged but makes maps nil, ``checksum`` must be an unsigned
+integer literal. Syntax errors are reported before type errors, type errors before the
+checksum.
+
+:func:`decode` tries the formats in the order of the released kubelets (v1.18 .. v1.3x): V1
+first, then V2, and reports the V2 error when both fail. ``order="v2-first"`` gives the
+newest development line's order. Writing produces Go's ``json.Marshal`` bytes: fields in
+struct order, ``entries`` omitted when empty, map keys sorted bytewise.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal, NoReturn
+
+from cpumanager.checkpoint import gojson
+from cpumanager.checkpoint.checksum import checksum_of, verifies
+from cpumanager.checkpoint.gojson import JSONNumber, JSONObject, JSONValue, encode_string
+from cpumanager.checkpoint.model import CheckpointV1, CheckpointV2, FormatName
+from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.ids import ContainerName, PodUID
+from cpumanager.core.state import StateSnapshot
+from cpumanager.errors import CheckpointCorruptError, CheckpointFormatError
+
+__all__ = [
+    "MAX_CPU_ID",
+    "Attempt",
+    "DecodeOrder",
+    "attempt",
+    "attempts",
+    "CPUListError",
+    "checkpoint_v2_from_snapshot",
+    "decode",
+    "decode_as",
+    "encode_checkpoint",
+    "encode_v1",
+    "encode_v2",
+    "parse_cpu_list",
+    "snapshot_from_v2",
+]
+
+DecodeOrder = Literal["v1-first", "v2-first"]
+
+# Go's cpuset is a hash set, so "0-4000000000" is merely slow there; our CPUSet is a bitmask
+# and would need gigabytes. Linux caps NR_CPUS at 8192; ids past this bound are refused.
+MAX_CPU_ID = 65_535
+
+_STRUCT_NAME: dict[FormatName, str] = {"v1": "CPUManagerCheckpointV1", "v2": "CPUManagerCheckpoint"}
+_ENTRY_TYPE: dict[FormatName, str] = {
+    "v1": "map[string]string",
+    "v2": "map[string]map[string]string",
+}
+_UINT64_MAX = (1 << 64) - 1
+_DIGITS = re.compile(r"[0-9]+")
+
+AttemptKind = Literal["ok", "syntax", "type", "corrupt"]
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """The outcome of reading the bytes as one format, without raising.
+
+    ``error`` is the kubelet's own error text for the failure (``checkpoint is corrupted``,
+    ``unexpected end of JSON input``, ``json: cannot unmarshal ...``).
+    """
+
+    format: FormatName
+    kind: AttemptKind
+    checkpoint: CheckpointV1 | CheckpointV2 | None
+    error: str = ""
+    stored_checksum: int = 0
+    computed_checksum: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.kind == "ok"
+
+
+class _TypeError(Exception):
+    """Go's UnmarshalTypeError, as text."""
+
+
+def _kind(value: JSONValue) -> str:
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, JSONNumber):
+        return "number"
+    if isinstance(value, JSONObject):
+        return "object"
+    return "array"
+
+
+def _type_error(fmt: FormatName, field: str, value: JSONValue, go_type: str) -> NoReturn:
+    what = _kind(value)
+    if isinstance(value, JSONNumber) and go_type == "checksum.Checksum":
+        what = f"number {value.text}"
+    message = (
+        f"json: cannot unmarshal {what} into Go struct field "
+        f"{_STRUCT_NAME[fmt]}.{field} of type {go_type}"
+    )
+    raise _TypeError(message)
+
+
+def _string_field(fmt: FormatName, name: str, value: JSONValue, current: str) -> str:
+    if value is None:
+        return current
+    if isinstance(value, str):
+        return value
+    _type_error(fmt, name, value, "string")
+
+
+def _checksum_field(fmt: FormatName, value: JSONValue, current: int) -> int:
+    if value is None:
+        return current
+    if isinstance(value, JSONNumber) and _DIGITS.fullmatch(value.text):
+        number = int(value.text)
+        if number <= _UINT64_MAX:
+            return number
+    _type_error(fmt, "checksum", value, "checksum.Checksum")
+
+
+def _map_value_string(fmt: FormatName, field: str, value: JSONValue) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    _type_error(fmt, field, value, "string")
+
+
+def _entries_v1(value: JSONObject, into: dict[str, str]) -> None:
+    for key, item in value.members:
+        into[key] = _map_value_string("v1", "entries", item)
+
+
+def _entries_v2(value: JSONObject, into: dict[str, dict[str, str] | None]) -> None:
+    for pod, item in value.members:
+        if item is None:
+            into[pod] = None
+        elif isinstance(item, JSONObject):
+            inner: dict[str, str] = {}
+            for name, cpus in item.members:
+                inner[name] = _map_value_string("v2", "entries", cpus)
+            into[pod] = inner
+        else:
+            _type_error("v2", "entries", item, "map[string]string")
+
+
+def _unmarshal(tree: JSONValue, fmt: FormatName) -> CheckpointV1 | CheckpointV2:
+    policy = ""
+    default = ""
+    checksum = 0
+    entries: dict[str, object] | None = {}
+    if tree is None:  # a top-level null is a no-op in Go
+        pass
+    elif not isinstance(tree, JSONObject):
+        message = (
+            f"json: cannot unmarshal {_kind(tree)} into Go value of type state.{_STRUCT_NAME[fmt]}"
+        )
+        raise _TypeError(message)
+    else:
+        for key, value in tree.members:
+            folded = gojson.fold_key(key)
+            if folded == "policyname":
+                policy = _string_field(fmt, "policyName", value, policy)
+            elif folded == "defaultcpuset":
+                default = _string_field(fmt, "defaultCpuSet", value, default)
+            elif folded == "checksum":
+                checksum = _checksum_field(fmt, value, checksum)
+            elif folded == "entries":
+                if value is None:
+                    entries = None
+                    continue
+                if not isinstance(value, JSONObject):
+                    _type_error(fmt, "entries", value, _ENTRY_TYPE[fmt])
+                if entries is None:
+                    entries = {}
+                if fmt == "v1":
+                    _entries_v1(value, entries)  # type: ignore[arg-type]
+                else:
+                    _entries_v2(value, entries)  # type: ignore[arg-type]
+    if fmt == "v1":
+        return CheckpointV1(policy, default, entries, checksum)  # type: ignore[arg-type]
+    return CheckpointV2(policy, default, entries, checksum)  # type: ignore[arg-type]
+
+
+def _attempt_tree(tree: JSONValue, fmt: FormatName) -> Attempt:
+    try:
+        checkpoint = _unmarshal(tree, fmt)
+    except _TypeError as err:
+        return Attempt(fmt, "type", None, str(err))
+    computed = checksum_of(checkpoint)
+    if not verifies(checkpoint):
+        return Attempt(
+            fmt, "corrupt", checkpoint, "checkpoint is corrupted", checkpoint.checksum, computed
+        )
+    return Attempt(fmt, "ok", checkpoint, "", checkpoint.checksum, computed)
+
+
+def attempt(data: bytes, fmt: FormatName) -> Attempt:
+    """Read ``data`` as one format the way the kubelet's ``GetCheckpoint`` does; never raises."""
+    try:
+        tree = gojson.parse(data)
+    except gojson.GoJSONSyntaxError as err:
+        return Attempt(fmt, "syntax", None, err.message)
+    return _attempt_tree(tree, fmt)
+
+
+def _attempts(data: bytes, order: DecodeOrder) -> tuple[Attempt, Attempt]:
+    try:
+        tree = gojson.parse(data)
+    except gojson.GoJSONSyntaxError as err:
+        return Attempt("v1", "syntax", None, err.message), Attempt(
+            "v2", "syntax", None, err.message
+        )
+    first: FormatName = "v1" if order == "v1-first" else "v2"
+    second: FormatName = "v2" if order == "v1-first" else "v1"
+    return _attempt_tree(tree, first), _attempt_tree(tree, second)
+
+
+def _raise_for(result: Attempt, source: str, other: Attempt | None = None) -> None:
+    if result.kind == "corrupt":
+        raise CheckpointCorruptError(source, result.stored_checksum, result.computed_checksum)
+    also = ""
+    if other is not None and other.error and other.error != result.error:
+        also = f" (as {other.format.upper()}: {other.error})"
+    message = (
+        f"checkpoint {source!r} cannot be decoded as {result.format.upper()}: {result.error}"
+        f"{also}; the kubelet would refuse to start: fix the file and run "
+        f"'cpumanager state rewrite', or drain the node and delete it"
+    )
+    raise CheckpointFormatError(message)
+
+
+def decode_as(data: bytes, fmt: FormatName, *, source: str) -> CheckpointV1 | CheckpointV2:
+    """Read ``data`` as exactly one format; typed error on syntax, type or checksum failure."""
+    result = attempt(data, fmt)
+    if not result.ok:
+        _raise_for(result, source)
+    assert result.checkpoint is not None
+    return result.checkpoint
+
+
+def decode(
+    data: bytes, *, source: str, order: DecodeOrder = "v1-first"
+) -> CheckpointV2 | CheckpointV1:
+    """Read a ``cpu_manager_state`` file trying the formats in the kubelet's order.
+
+    ``v1-first`` (released kubelets): V1, then V2; when both fail the V2 error is raised.
+    ``v2-first`` (newest kubelets, and the choice for re-encoding): V2, then V1; when both
+    fail the V1 error is raised. Files without entries verify as both only when their
+    checksum is 0; the order then decides the format.
+    """
+    first, second = _attempts(data, order)
+    for result in (first, second):
+        if result.ok:
+            assert result.checkpoint is not None
+            return result.checkpoint
+    _raise_for(second, source, first)
+    raise AssertionError  # pragma: no cover - _raise_for always raises
+
+
+def attempts(data: bytes, *, order: DecodeOrder = "v1-first") -> tuple[Attempt, Attempt]:
+    """Both format attempts in ``order`` (for diagnostics that show every reason)."""
+    return _attempts(data, order)
+
+
+# --- CPU lists with the kubelet's error texts --------------------------------------------
+
+
+class CPUListError(ValueError):
+    """A CPU list the kubelet's ``cpuset.Parse`` rejects; ``str()`` is Go's error text."""
+
+
+def _go_atoi(text: str) -> int:
+    body = text[1:] if text[:1] in ("+", "-") else text
+    if not body or not body.isascii() or not body.isdigit():
+        message = f"strconv.Atoi: parsing {gojson.go_quote(text)}: invalid syntax"
+        raise CPUListError(message)
+    value = -int(body) if text[:1] == "-" else int(body)
+    if not -(1 << 63) <= value < (1 << 63):
+        message = f"strconv.Atoi: parsing {gojson.go_quote(text)}: value out of range"
+        raise CPUListError(message)
+    return value
+
+
+def parse_cpu_list(text: str) -> CPUSet:
+    """``k8s.io/utils/cpuset.Parse`` with Go's error texts, refusing ids above MAX_CPU_ID."""
+    if text == "":
+        return CPUSet()
+    bits = 0
+    for element in text.split(","):
+        start_text, dash, end_text = element.partition("-")
+        start = _go_atoi(start_text)
+        end = _go_atoi(end_text) if dash else start
+        if dash and start > end:
+            message = f"invalid range {gojson.go_quote(element)} ({start} > {end})"
+            raise CPUListError(message)
+        if start < 0:  # Atoi splitting at the first '-' never yields one; kept for safety
+            message = f"negative CPU id in {gojson.go_quote(element)}"
+            raise CPUListError(message)
+        if end > MAX_CPU_ID:
+            message = (
+                f"CPU id {end} in {gojson.go_quote(element)} is above {MAX_CPU_ID}, "
+                "the largest this tool accepts"
+            )
+            raise CPUListError(message)
+        bits |= ((1 << (end - start + 1)) - 1) << start
+    return CPUSet.from_bits(bits)
+
+
+def _parse_or_raise(text: str, what: str, source: str) -> CPUSet:
+    try:
+        return parse_cpu_list(text)
+    except CPUListError as err:
+        message = (
+            f"checkpoint {source!r}: could not parse {what}: {err}; "
+            "write CPU lists like '0-3,8' and run 'cpumanager state rewrite' to fix the checksum"
+        )
+        raise CheckpointFormatError(message) from None
+
+
+# --- model <-> snapshot -------------------------------------------------------------------
+
+
+def snapshot_from_v2(checkpoint: CheckpointV2, *, source: str) -> StateSnapshot:
+    """Parse the CPU lists as the kubelet's restore does (default set first, then entries).
+
+    A pod with an empty or nil container map keeps an empty entry, as in the kubelet.
+    """
+    default = _parse_or_raise(
+        checkpoint.default_cpu_set,
+        f"default cpu set {gojson.go_quote(checkpoint.default_cpu_set)}",
+        source,
+    )
+    assignments: dict[PodUID, dict[ContainerName, CPUSet]] = {}
+    for pod, containers in sorted((checkpoint.entries or {}).items()):
+        parsed = assignments.setdefault(PodUID(pod), {})
+        for name, cpus in sorted((containers or {}).items()):
+            what = (
+                f"cpuset {gojson.go_quote(cpus)} for container {gojson.go_quote(name)} "
+                f"in pod {gojson.go_quote(pod)}"
+            )
+            parsed[ContainerName(name)] = _parse_or_raise(cpus, what, source)
+    return StateSnapshot(checkpoint.policy_name, default, assignments)
+
+
+def checkpoint_v2_from_snapshot(snapshot: StateSnapshot) -> CheckpointV2:
+    """What the kubelet's state store writes for this state, checksum included."""
+    entries = {
+        str(pod): {str(name): str(cpus) for name, cpus in containers.items()}
+        for pod, containers in snapshot.assignments.items()
+    }
+    bare = CheckpointV2(snapshot.policy_name, str(snapshot.default_cpuset), entries, 0)
+    return bare.with_checksum(checksum_of(bare))
+
+
+def _encode_map(entries: Mapping[str, object]) -> str:
+    parts = []
+    for key in sorted(entries):
+        value = entries[key]
+        if value is None:
+            rendered = "null"
+        elif isinstance(value, str):
+            rendered = encode_string(value)
+        else:
+            rendered = _encode_map(value)  # type: ignore[arg-type]
+        parts.append(f"{encode_string(key)}:{rendered}")
+    return "{" + ",".join(parts) + "}"
+
+
+def encode_checkpoint(checkpoint: CheckpointV2 | CheckpointV1) -> bytes:
+    """Go's ``json.Marshal`` of the struct, with the checksum exactly as stored."""
+    text = (
+        f'{{"policyName":{encode_string(checkpoint.policy_name)}'
+        f',"defaultCpuSet":{encode_string(checkpoint.default_cpu_set)}'
+    )
+    if checkpoint.entries:  # omitempty: nil and empty maps are both left out
+        text += f',"entries":{_encode_map(checkpoint.entries)}'
+    text += f',"checksum":{checkpoint.checksum}}}'
+    return text.encode("utf-8")
+
+
+def encode_v2(snapshot: StateSnapshot) -> bytes:
+    """The exact bytes a v1.18+ kubelet writes for this state."""
+    return encode_checkpoint(checkpoint_v2_from_snapshot(snapshot))
+
+
+def encode_v1(checkpoint: CheckpointV1) -> bytes:
+    """A V1 file as a pre-1.18 kubelet wrote it, with a checksum every kubelet verifies."""
+    bare = checkpoint.with_checksum(0)
+    return encode_checkpoint(bare.with_checksum(checksum_of(bare)))
