@@ -1,0 +1,202 @@
+"""The kubelet's CPU accumulator: free CPUs, CPUs still needed, the result, and the orders.
+
+State is three ints: ``free`` (bitmask of CPUs still free), ``result`` (bitmask taken so far)
+and ``need`` (CPUs still needed). ``take(S)`` adds S to the result, removes the result from
+``free`` and lowers ``need`` by ``|S|`` *even when S overlaps what was already taken* — the
+kubelet does exactly this, and it matters when an element appears twice in an order.
+
+Hierarchy: NUMA-first when the declared ``num_sockets >= num_numa_nodes`` (a NUMA node holds
+one socket or more, or the counters were left at 0), otherwise socket-first.
+
+Every order sorts by (free CPUs inside the element, element id), ascending, and is computed
+from ``free`` alone (elements without a free CPU do not appear):
+
+==============  =====================================  =====================================
+list            NUMA-first                             socket-first
+==============  =====================================  =====================================
+NUMA nodes      all NUMA nodes                         for each socket: its NUMA nodes
+sockets         for each NUMA node: its sockets        all sockets
+cores           for each socket: its cores             for each NUMA node: its cores
+uncore caches   for each NUMA node: its caches         for each NUMA node: its caches
+==============  =====================================  =====================================
+
+The nested lists are concatenations, so an element spanning two parents appears twice; the
+kubelet processes the repeat again and so do we. The sort key of a nested element counts its
+free CPUs in the whole machine, not only inside the parent.
+"""
+
+from __future__ import annotations
+
+from cpumanager.core.allocation.index import Members, TopologyIndex
+from cpumanager.core.cpuset import CPUSet
+
+__all__ = ["Accumulator"]
+
+
+def _ordered(members: Members, free: int, totals: dict[int, int]) -> list[int]:
+    """Ids of ``members`` with a free CPU, by (free CPUs machine-wide, id)."""
+    keyed = [
+        ((free & totals[element]).bit_count(), element) for element, bits in members if free & bits
+    ]
+    keyed.sort()
+    return [element for _, element in keyed]
+
+
+class Accumulator:
+    """Mutable working state of one take-by-topology call (never escapes the call)."""
+
+    __slots__ = ("free", "ix", "need", "result", "trace")
+
+    def __init__(
+        self, ix: TopologyIndex, available: int, count: int, trace: list[str] | None
+    ) -> None:
+        self.ix = ix
+        self.free = available & ix.all_bits
+        self.need = count
+        self.result = 0
+        self.trace = trace
+
+    # --- bookkeeping -------------------------------------------------------------------
+
+    def take(self, bits: int, what: str) -> None:
+        self.result |= bits
+        self.free &= ~self.result
+        self.need -= bits.bit_count()
+        if self.trace is not None:
+            self.trace.append(f"took {what} (CPUs {CPUSet.from_bits(bits)})")
+
+    def satisfied(self) -> bool:
+        return self.need < 1
+
+    def failed(self) -> bool:
+        return self.need > self.free.bit_count()
+
+    def note(self, text: str) -> None:
+        if self.trace is not None:
+            self.trace.append(text)
+
+    # --- orders ------------------------------------------------------------------------
+
+    def numa_order(self) -> list[int]:
+        ix, free = self.ix, self.free
+        if ix.numa_first:
+            keyed = [
+                ((free & bits).bit_count(), numa)
+                for numa, bits in ix.numa_bits.items()
+                if free & bits
+            ]
+            keyed.sort()
+            return [numa for _, numa in keyed]
+        order: list[int] = []
+        for socket in self.socket_order():
+            order += _ordered(ix.socket_numas[socket], free, ix.numa_bits)
+        return order
+
+    def socket_order(self) -> list[int]:
+        ix, free = self.ix, self.free
+        if not ix.numa_first:
+            keyed = [
+                ((free & bits).bit_count(), socket)
+                for socket, bits in ix.socket_bits.items()
+                if free & bits
+            ]
+            keyed.sort()
+            return [socket for _, socket in keyed]
+        order: list[int] = []
+        for numa in self.numa_order():
+            order += _ordered(ix.numa_sockets[numa], free, ix.socket_bits)
+        return order
+
+    def core_order(self) -> list[int]:
+        ix, free = self.ix, self.free
+        order: list[int] = []
+        if ix.numa_first:
+            for socket in self.socket_order():
+                order += _ordered(ix.socket_cores[socket], free, ix.core_bits)
+        else:
+            for numa in self.numa_order():
+                order += _ordered(ix.numa_cores[numa], free, ix.core_bits)
+        return order
+
+    def uncore_order(self) -> list[int]:
+        ix, free = self.ix, self.free
+        order: list[int] = []
+        for numa in self.numa_order():
+            order += _ordered(ix.numa_l3[numa], free, ix.l3_bits)
+        return order
+
+    def cpu_order(self, *, spread: bool) -> list[int]:
+        """Packed: each core's free CPUs in core order; spread: each socket's, ascending."""
+        ix, free = self.ix, self.free
+        order: list[int] = []
+        if spread:
+            for socket in self.socket_order():
+                order += CPUSet.from_bits(free & ix.socket_bits[socket])
+        else:
+            for core in self.core_order():
+                order += CPUSet.from_bits(free & ix.core_bits[core])
+        return order
+
+    # --- whole-element takes -----------------------------------------------------------
+
+    def _take_full(self, order: list[int], table: dict[int, int], kind: str) -> None:
+        """Take every element of ``order`` that is entirely free and still fits.
+
+        The list of free elements is fixed before the loop (as in the kubelet).
+        """
+        free = self.free
+        whole = [element for element in order if free & table[element] == table[element]]
+        for element in whole:
+            bits = table[element]
+            if self.need >= bits.bit_count():
+                self.take(bits, f"whole {kind} {element}")
+
+    def take_full_numa_nodes(self) -> None:
+        self._take_full(self.numa_order(), self.ix.numa_bits, "NUMA node")
+
+    def take_full_sockets(self) -> None:
+        self._take_full(self.socket_order(), self.ix.socket_bits, "socket")
+
+    def take_full_cores(self) -> None:
+        self._take_full(self.core_order(), self.ix.core_bits, "core")
+
+    def take_full_uncore_caches(self) -> None:
+        self._take_full(self.uncore_order(), self.ix.l3_bits, "uncore cache")
+
+    def take_remaining_cpus(self, *, spread: bool) -> None:
+        for cpu in self.cpu_order(spread=spread):
+            self.take(1 << cpu, f"CPU {cpu}")
+            if self.satisfied():
+                return
+
+    # --- uncore cache alignment (prefer-align-cpus-by-uncorecache) ----------------------
+
+    def take_uncore_caches(self) -> None:
+        """Whole uncore caches while a cache's worth is needed, else one cache that fits.
+
+        The size test uses the declared ``num_cpus // num_uncore_caches`` (the kubelet's
+        ``CPUsPerUncore``), not the cache's real size.
+        """
+        per_uncore = self.ix.cpus_per_uncore
+        for uncore in self.uncore_order():
+            if self.need >= per_uncore:
+                self.take_full_uncore_caches()
+            if self.satisfied():
+                return
+            self.take_partial_uncore(uncore)
+            if self.satisfied():
+                return
+
+    def take_partial_uncore(self, uncore: int) -> None:
+        """Take the lowest-numbered cores of one cache if they give exactly what is needed."""
+        ix, free = self.ix, self.free
+        per_core = ix.cpus_per_core
+        cores_needed = -(-self.need // per_core) if per_core else self.need
+        cores = [core for core, bits in ix.l3_cores.get(uncore, ()) if free & bits]
+        bits = 0
+        for core in cores[:cores_needed]:
+            bits |= free & ix.core_bits[core]
+        if self.need % 2 != 0 and per_core > 1 and bits.bit_count() > self.need:
+            bits &= ~(1 << (bits.bit_length() - 1))
+        if bits.bit_count() == self.need:
+            self.take(bits, f"part of uncore cache {uncore}")

@@ -1,0 +1,332 @@
+"""distribute-cpus-across-numa (the kubelet's ``takeByTopologyNUMADistributed``, KEP-2902).
+
+When a request needs more than one NUMA node, spread it evenly instead of filling nodes one
+after the other. CPUs are handed out in groups of ``g`` (1, or CPUs-per-core with
+full-pcpus-only) so whole cores stay together.
+
+For k = kmin .. kmax NUMA nodes (kmin from the machine's groups per node, kmax from the
+groups needed and the nodes with free CPUs), every k-combination of the NUMA order
+(lexicographic over that order) is scored:
+
+* it must hold the request (free CPUs, and free whole groups); each member gives
+  ``d = floor(n / k / g) * g`` CPUs (align-by-socket: at most what its whole groups allow)
+  and must have ``d`` free;
+* the remainder ``n - d*k`` is handed out ``g`` at a time, round robin, over a subset of the
+  members that still have a group free; subsets are tried from the largest to single nodes,
+  lexicographically, and the one leaving the most balanced machine wins;
+* the balance score is the population standard deviation of the free CPUs left on every
+  NUMA node that had free CPUs, with the mean and the result rounded to 3 decimals (half
+  away from zero), as the kubelet computes it.
+
+The combo with the lowest score wins; ties keep the earlier combo and the earlier (larger)
+subset. With align-by-socket a combo inside one socket beats any cross-socket combo. The
+first k with a winner is allocated: ``d`` CPUs from each member by the packed algorithm,
+then the remainder group by group over the chosen subset. When nothing fits, or ``n`` is not
+a multiple of ``g``, the packed algorithm (without uncore alignment) decides.
+
+**The kubelet's missing rule.** The kubelet only checks that a remainder subset has at
+least ``remainder`` free CPUs in total, not that it has that many in *whole groups*. With
+``g = 2`` and an odd number of free CPUs left on the subset's nodes (free counts 3 and 3,
+remainder 6) its round-robin loop never ends. We skip such a subset — it cannot take the
+remainder — which is what the kubelet's own loop assumes (and what its newest resize code
+checks). A subset that can take the remainder always exists (all members with a free group),
+so every combo that passes the checks above still gets a score, and every other decision is
+unchanged.
+
+Speed: a combo's score and best subset depend only on the free counts of its members in
+order (the other nodes' counts are then determined), so they are memoized per call by that
+tuple; balance scores are memoized by the sorted vector. When the NUMA order repeats a node
+(socket-first machines whose NUMA node spans sockets) the literal, unmemoized evaluation runs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from itertools import combinations
+
+from cpumanager.core.allocation.accumulator import Accumulator
+from cpumanager.core.allocation.index import TopologyIndex
+from cpumanager.core.allocation.packed import not_enough, take_packed
+from cpumanager.errors import NotEnoughCPUsError
+
+__all__ = ["balance_score", "take_distributed"]
+
+# (score, positions within the combo of the remainder subset) or None when infeasible.
+_Evaluation = tuple[float, tuple[int, ...]] | None
+
+
+def _go_round(value: float) -> float:
+    """Go's ``math.Round``: half away from zero."""
+    whole = float(math.trunc(value))
+    if abs(value - whole) >= 0.5:
+        whole += math.copysign(1.0, value)
+    return whole
+
+
+def balance_score(values: Sequence[int]) -> float:
+    """The kubelet's ``standardDeviation`` (3-decimal mean, 3-decimal result)."""
+    count = len(values)
+    mean = _go_round(sum(values) / count * 1000) / 1000
+    total = 0.0
+    for value in values:
+        deviation = value - mean
+        total += deviation * deviation
+    return _go_round(math.sqrt(total / count) * 1000) / 1000
+
+
+def _round_robin(after: list[int], subset: Sequence[int], remainder: int, group: int) -> None:
+    """Hand ``remainder`` CPUs out ``group`` at a time over ``subset`` (in place)."""
+    while remainder > 0:
+        for position in subset:
+            if remainder == 0:
+                break
+            if after[position] < group:
+                continue
+            after[position] -= group
+            remainder -= group
+
+
+class _Chooser:
+    """Scores combos of one distributed call; memoized by the members' free counts."""
+
+    def __init__(
+        self, numas: list[int], free_counts: dict[int, int], count: int, group: int, align: bool
+    ) -> None:
+        self.numas = numas
+        self.free_counts = free_counts
+        self.count = count
+        self.group = group
+        self.align = align
+        self.values = [free_counts[numa] for numa in numas]
+        self.all_values = Counter(free_counts.values())
+        self.memo: dict[tuple[int, ...], _Evaluation] = {}
+        self.scores: dict[tuple[int, ...], float] = {}
+
+    def score(self, values: list[int]) -> float:
+        key = tuple(sorted(values))
+        found = self.scores.get(key)
+        if found is None:
+            found = balance_score(key)
+            self.scores[key] = found
+        return found
+
+    def share(self, members: Sequence[int]) -> int:
+        """``d``: the even share of each member (capped by whole groups with align)."""
+        group = self.group
+        share = self.count // len(members) // group * group
+        if self.align:
+            for value in members:
+                share = min(share, value // group * group)
+        return share
+
+    def evaluate(self, combo_values: tuple[int, ...]) -> _Evaluation:
+        found = self.memo.get(combo_values, False)
+        if found is not False:
+            return found  # type: ignore[return-value]
+        result = self._evaluate(combo_values)
+        self.memo[combo_values] = result
+        return result
+
+    def _evaluate(self, combo_values: tuple[int, ...]) -> _Evaluation:
+        count, group = self.count, self.group
+        if sum(combo_values) < count:
+            return None
+        if sum(value // group for value in combo_values) * group < count:
+            return None
+        share = self.share(combo_values)
+        if any(value < share for value in combo_values):
+            return None
+        others = list((self.all_values - Counter(combo_values)).elements())
+        after = [value - share for value in combo_values]
+        remainder = count - share * len(combo_values)
+        if remainder == 0:
+            return (self.score(after + others), ())
+        candidates = [i for i, value in enumerate(after) if value >= group]
+        best = math.inf
+        best_subset: tuple[int, ...] = ()
+        for size in range(len(candidates), 0, -1):
+            for subset in combinations(candidates, size):
+                if sum(after[i] // group for i in subset) * group < remainder:
+                    continue  # cannot take the remainder in whole groups (kubelet hangs here)
+                trial = list(after)
+                _round_robin(trial, subset, remainder, group)
+                score = self.score(trial + others)
+                if score < best:
+                    best, best_subset = score, subset
+        return (best, best_subset)
+
+    def evaluate_literal(self, combo: tuple[int, ...]) -> _Evaluation:
+        """The kubelet's per-combo code, step by step (used when the order repeats nodes)."""
+        count, group, free_counts = self.count, self.group, self.free_counts
+        distinct = list(dict.fromkeys(combo))
+        if sum(free_counts[numa] for numa in distinct) < count:
+            return None
+        if sum(free_counts[numa] // group for numa in combo) * group < count:
+            return None
+        share = self.share([free_counts[numa] for numa in combo])
+        if any(free_counts[numa] < share for numa in combo):
+            return None
+        keys = list(free_counts)
+        after = dict(free_counts)
+        for numa in combo:
+            after[numa] -= share
+        remainder = count - share * len(combo)
+        if remainder == 0:
+            return (self.score(list(after.values())), ())
+        candidates = [i for i, numa in enumerate(combo) if after[numa] >= group]
+        best = math.inf
+        best_subset: tuple[int, ...] = ()
+        for size in range(len(candidates), 0, -1):
+            for subset in combinations(candidates, size):
+                if sum(after[combo[i]] // group for i in subset) * group < remainder:
+                    continue
+                trial = dict(after)
+                left = remainder
+                while left > 0:
+                    for i in subset:
+                        if left == 0:
+                            break
+                        if trial[combo[i]] < group:
+                            continue
+                        trial[combo[i]] -= group
+                        left -= group
+                score = self.score([trial[key] for key in keys])
+                if score < best:
+                    best, best_subset = score, subset
+        return (best, best_subset)
+
+
+def _numa_range(ix: TopologyIndex, need: int, numas: list[int], group: int) -> tuple[int, int]:
+    """The kubelet's ``rangeNUMANodesNeededToSatisfy``."""
+    num_numa = len(ix.numa_bits)
+    groups_total = (ix.all_bits.bit_count() - 1) // group + 1
+    groups_per_numa = (groups_total - 1) // num_numa + 1
+    groups_needed = (need - 1) // group + 1
+    low = (groups_needed - 1) // groups_per_numa + 1
+    high = min(groups_needed, len(set(numas)))
+    return low, high
+
+
+def _choose(
+    ix: TopologyIndex, chooser: _Chooser, k: int, *, literal: bool
+) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """The winning combo of size ``k`` and its remainder subset (both as NUMA ids)."""
+    numas, values, align = chooser.numas, chooser.values, chooser.align
+    best_score = math.inf
+    best: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+    best_in_one_socket = False
+    for positions in combinations(range(len(numas)), k):
+        if best_score == 0 and (not align or best_in_one_socket):
+            break
+        combo = tuple(numas[i] for i in positions)
+        if literal:
+            evaluation = chooser.evaluate_literal(combo)
+        else:
+            evaluation = chooser.evaluate(tuple(values[i] for i in positions))
+        if evaluation is None:
+            continue
+        score, subset = evaluation
+        better = score < best_score
+        in_one_socket = False
+        if align:
+            in_one_socket = ix.numa_nodes_in_same_socket(combo)
+            if in_one_socket != best_in_one_socket:
+                better = in_one_socket
+        if better:
+            best_score = score
+            best = (combo, tuple(combo[i] for i in subset))
+            best_in_one_socket = in_one_socket
+    return best
+
+
+def take_distributed(
+    ix: TopologyIndex,
+    available: int,
+    count: int,
+    *,
+    group: int,
+    spread: bool = False,
+    align_by_socket: bool = False,
+    trace: list[str] | None = None,
+    literal: bool = False,
+) -> int:
+    """Bitmask of ``count`` CPUs spread evenly over NUMA nodes (see the module docstring).
+
+    ``literal`` forces the step-by-step evaluation (the reference for differential tests).
+    """
+    if group < 1 or count % group != 0:
+        if trace is not None:
+            trace.append(f"{count} CPUs are not a multiple of {group}: packing instead")
+        return take_packed(ix, available, count, spread=spread, trace=trace)
+    acc = Accumulator(ix, available, count, trace)
+    if acc.satisfied():
+        return 0
+    if acc.failed():
+        raise not_enough(count, available.bit_count())
+    numas = acc.numa_order()
+    free_counts = {numa: (acc.free & ix.numa_bits[numa]).bit_count() for numa in numas}
+    chooser = _Chooser(numas, free_counts, count, group, align_by_socket)
+    literal = literal or len(set(numas)) != len(numas)
+    low, high = _numa_range(ix, count, numas, group)
+    for k in range(low, high + 1):
+        choice = _choose(ix, chooser, k, literal=literal)
+        if choice is not None:
+            combo, remainder_nodes = choice
+            return _allocate(acc, combo, remainder_nodes, count=count, group=group, spread=spread)
+    acc.note("no NUMA combination can share the request evenly: packing instead")
+    return take_packed(ix, available, count, spread=spread, trace=trace)
+
+
+def _allocate(
+    acc: Accumulator,
+    combo: tuple[int, ...],
+    remainder_nodes: tuple[int, ...],
+    *,
+    count: int,
+    group: int,
+    spread: bool,
+) -> int:
+    ix = acc.ix
+    share = count // len(combo) // group * group
+    for numa in combo:
+        share = min(share, (acc.free & ix.numa_bits[numa]).bit_count() // group * group)
+    acc.note(
+        f"spreading {count} CPUs over NUMA nodes {','.join(map(str, combo))}: {share} each"
+        + (f", remainder on {','.join(map(str, remainder_nodes))}" if remainder_nodes else "")
+    )
+    for numa in combo:
+        acc.take(
+            _packed_or_nothing(acc, numa, share, spread=spread), f"{share} CPUs of NUMA node {numa}"
+        )
+    remainder = count - share * len(combo)
+    while remainder > 0:
+        progressed = False
+        for numa in remainder_nodes:
+            if remainder == 0:
+                break
+            if (acc.free & ix.numa_bits[numa]).bit_count() < group:
+                continue
+            acc.take(
+                _packed_or_nothing(acc, numa, group, spread=spread), f"remainder from NUMA {numa}"
+            )
+            remainder -= group
+            progressed = True
+        if not progressed:
+            break  # cannot happen for a subset chosen above; never spin
+    if acc.need > 0:
+        msg = f"accounting error, not enough CPUs allocated, remaining: {acc.need}"
+        raise NotEnoughCPUsError(msg)
+    if acc.need < 0:
+        msg = f"accounting error, too many CPUs allocated, remaining: {acc.need}"
+        raise NotEnoughCPUsError(msg)
+    return acc.result
+
+
+def _packed_or_nothing(acc: Accumulator, numa: int, count: int, *, spread: bool) -> int:
+    """The kubelet ignores errors of these inner packed calls (they yield no CPUs)."""
+    try:
+        return take_packed(acc.ix, acc.free & acc.ix.numa_bits[numa], count, spread=spread)
+    except NotEnoughCPUsError:
+        return 0
