@@ -127,6 +127,10 @@ class StateValidationError(CheckpointError):
 
     reason = "StateValidationError"
 
+    def __init__(self, message: str, *, reasons: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.reasons = reasons or (message,)
+
 
 class AllocationError(CpuManagerError):
     """A request cannot be satisfied on this machine in its current state."""
