@@ -1,0 +1,69 @@
+"""The none policy: no exclusive CPUs, no hints; every container runs on every CPU.
+
+The kubelet's none policy keeps an empty state and answers "no preference" to the topology
+manager. Its state validation checks nothing.
+"""
+
+from __future__ import annotations
+
+from cpumanager.core.bitmask import NUMAMask
+from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.hints.hint import ProviderHints
+from cpumanager.core.ids import ContainerName, PodUID
+from cpumanager.core.policy.base import Allocation, Removal, ReusableCPUs
+from cpumanager.core.state import StateSnapshot
+from cpumanager.core.topology import CPUTopology
+from cpumanager.core.workload import Container, Pod
+
+__all__ = ["NonePolicy"]
+
+
+class NonePolicy:
+    """Decides nothing: containers share every CPU of the machine."""
+
+    __slots__ = ("topology",)
+
+    def __init__(self, topology: CPUTopology) -> None:
+        self.topology = topology
+
+    @property
+    def name(self) -> str:
+        return "none"
+
+    @property
+    def reserved_cpus(self) -> CPUSet:
+        return CPUSet()
+
+    def allocatable_cpus(self) -> CPUSet:
+        return self.topology.all_cpus
+
+    def start(self, snapshot: StateSnapshot) -> StateSnapshot:
+        return snapshot
+
+    def allocate(
+        self,
+        snapshot: StateSnapshot,
+        reuse: ReusableCPUs,
+        pod: Pod,
+        container: Container,
+        hint: NUMAMask | None,
+    ) -> Allocation:
+        return Allocation(
+            cpus=self.topology.all_cpus,
+            snapshot=snapshot,
+            reuse=reuse,
+            trace=("none policy: every container shares all CPUs",),
+        )
+
+    def remove(
+        self, snapshot: StateSnapshot, pod_uid: PodUID, container_name: ContainerName
+    ) -> Removal:
+        return Removal(snapshot=snapshot, released=CPUSet(), returned_to_default=CPUSet())
+
+    def container_hints(
+        self, snapshot: StateSnapshot, reuse: ReusableCPUs, pod: Pod, container: Container
+    ) -> ProviderHints:
+        return {}
+
+    def pod_hints(self, snapshot: StateSnapshot, reuse: ReusableCPUs, pod: Pod) -> ProviderHints:
+        return {}

@@ -1,0 +1,311 @@
+"""The kubelet's static CPU manager policy, as pure functions over a StateSnapshot.
+
+Pools (all CPU sets):
+
+* **reserved** — an explicit list, or ``num_reserved_cpus`` CPUs taken by take-by-topology
+  with the policy's own options (lowest cores first); never exclusive;
+* **reserved-physical** — every CPU sharing a core with a reserved CPU (full-pcpus-only
+  accounting);
+* **default** (in the snapshot) — CPUs not held exclusively; shared containers run there.
+  Reserved CPUs stay in it unless strict-cpu-reservation;
+* **allocatable** = all - reserved; **available** = default - reserved;
+  **available-physical** = default - reserved-physical.
+
+Allocation of ``n`` exclusive CPUs (a Guaranteed pod with an integral request): the
+full-pcpus-only checks first, then an existing set is kept as is; otherwise the hint's NUMA
+nodes (with align-by-socket: every socket they touch) are served first from
+``available | reusable``, and the rest from everything left. Init containers lend their CPUs
+to later containers of the same pod (``ReusableCPUs``, an explicit value passed in and
+returned); sidecars and app containers consume them. Removal returns to the default set
+only the CPUs no other container of the pod still holds.
+
+Hints (``container_hints`` / ``pod_hints``) follow the kubelet's GetTopologyHints and
+GetPodTopologyHints: no opinion for shared containers, hints regenerated from an existing
+set, "no placement" when an existing set has the wrong size.
+"""
+
+from __future__ import annotations
+
+from cpumanager.core.allocation.options import (
+    StaticPolicyOptions,
+    validate_align_by_socket,
+)
+from cpumanager.core.allocation.take import take_by_topology
+from cpumanager.core.bitmask import NUMAMask
+from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.hints.cpu_hints import generate_cpu_hints
+from cpumanager.core.hints.hint import NO_PLACEMENT, ProviderHints
+from cpumanager.core.ids import ContainerName, PodUID
+from cpumanager.core.policy.base import Allocation, Removal, ReusableCPUs
+from cpumanager.core.restore import validate_restored
+from cpumanager.core.state import StateSnapshot
+from cpumanager.core.topology import CPUTopology
+from cpumanager.core.workload import (
+    Container,
+    ContainerKind,
+    Pod,
+    guaranteed_cpus,
+    pod_guaranteed_cpus,
+)
+from cpumanager.errors import ConfigError, CpuManagerError, SMTAlignmentError
+
+__all__ = ["StaticPolicy", "updated_reuse"]
+
+
+def updated_reuse(
+    reuse: ReusableCPUs, pod: Pod, container: Container, cpus: CPUSet
+) -> ReusableCPUs:
+    """The kubelet's updateCPUsToReuse: init containers lend, everything else consumes."""
+    lent = reuse.for_pod(pod.uid)
+    lent = lent | cpus if container.kind is ContainerKind.INIT else lent - cpus
+    return ReusableCPUs(pod.uid, lent)
+
+
+class StaticPolicy:
+    """Exclusive CPUs for Guaranteed containers with integral CPU requests."""
+
+    __slots__ = ("_reserved", "_reserved_physical", "cpu_group_size", "options", "topology")
+
+    def __init__(
+        self,
+        topology: CPUTopology,
+        *,
+        options: StaticPolicyOptions | None = None,
+        num_reserved_cpus: int = 0,
+        reserved_cpus: CPUSet | None = None,
+        topology_manager_policy: str = "none",
+    ) -> None:
+        self.topology = topology
+        self.options = options or StaticPolicyOptions()
+        validate_align_by_socket(self.options, topology, topology_manager_policy)
+        self.cpu_group_size = topology.cpus_per_core
+        if reserved_cpus:
+            reserved = reserved_cpus
+        else:
+            try:
+                reserved = take_by_topology(
+                    topology, topology.all_cpus, num_reserved_cpus, self.options
+                )
+            except CpuManagerError:
+                reserved = CPUSet()  # the kubelet ignores the error; the size check reports it
+        if len(reserved) != num_reserved_cpus:
+            msg = (
+                f"[cpumanager] unable to reserve the required amount of CPUs (size of "
+                f"{reserved} did not equal {num_reserved_cpus})"
+            )
+            raise ConfigError(msg)
+        physical = CPUSet()
+        for cpu in reserved:
+            if cpu not in topology.cpus:
+                msg = (
+                    "[cpumanager] unable to build the reserved physical CPUs from the reserved "
+                    f"set: unknown CPU ID: {cpu}"
+                )
+                raise ConfigError(msg)
+            physical = physical | topology.siblings(cpu)
+        self._reserved = reserved
+        self._reserved_physical = physical
+
+    # --- pools ---------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return "static"
+
+    @property
+    def reserved_cpus(self) -> CPUSet:
+        return self._reserved
+
+    @property
+    def reserved_physical_cpus(self) -> CPUSet:
+        return self._reserved_physical
+
+    def allocatable_cpus(self) -> CPUSet:
+        return self.topology.all_cpus - self._reserved
+
+    def available_cpus(self, snapshot: StateSnapshot) -> CPUSet:
+        return snapshot.default_cpuset - self._reserved
+
+    def available_physical_cpus(self, snapshot: StateSnapshot) -> CPUSet:
+        return snapshot.default_cpuset - self._reserved_physical
+
+    def start(self, snapshot: StateSnapshot) -> StateSnapshot:
+        """Validate a restored snapshot (kubelet's validateState) or fill a fresh one."""
+        return validate_restored(
+            snapshot,
+            all_cpus=self.topology.all_cpus,
+            reserved=self._reserved,
+            strict_reservation=self.options.strict_cpu_reservation,
+        )
+
+    # --- allocation ----------------------------------------------------------------------
+
+    def check_smt_alignment(self, snapshot: StateSnapshot, count: int) -> None:
+        """full-pcpus-only: whole cores only, and no more than the free physical CPUs."""
+        if not self.options.full_pcpus_only:
+            return
+        per_core = self.cpu_group_size
+        if per_core and count % per_core != 0:
+            msg = (
+                f"SMT Alignment Error: requested {count} cpus not multiple cpus per core = "
+                f"{per_core}"
+            )
+            raise SMTAlignmentError(
+                msg,
+                requested=count,
+                cpus_per_core=per_core,
+            )
+        physical = len(self.available_physical_cpus(snapshot))
+        if count > physical:
+            msg = (
+                "SMT Alignment Error: not enough free physical CPUs: available physical CPUs = "
+                f"{physical}, requested CPUs = {count}, CPUs per core = {per_core}"
+            )
+            raise SMTAlignmentError(
+                msg,
+                requested=count,
+                cpus_per_core=per_core,
+                available_physical=physical,
+            )
+
+    def aligned_cpus(self, hint: NUMAMask, pool: CPUSet) -> CPUSet:
+        """CPUs of ``pool`` on the hint's NUMA nodes (align-by-socket: on their sockets)."""
+        topology = self.topology
+        if self.options.align_by_socket:
+            sockets = topology.sockets_in_numa_nodes(hint.ids())
+            return pool & topology.cpus_in_sockets(sockets)
+        return pool & topology.cpus_in_numa_nodes(hint.ids())
+
+    def allocate_cpus(
+        self,
+        snapshot: StateSnapshot,
+        count: int,
+        hint: NUMAMask | None,
+        reusable: CPUSet,
+        *,
+        trace: list[str] | None = None,
+    ) -> CPUSet:
+        """The kubelet's allocateCPUs: NUMA-aligned CPUs first, then the rest."""
+        pool = self.available_cpus(snapshot) | reusable
+        result = CPUSet()
+        if hint is not None:
+            aligned = self.aligned_cpus(hint, pool)
+            if trace is not None:
+                trace.append(f"hint NUMA nodes {hint}: {len(aligned)} usable CPUs there")
+            result = take_by_topology(
+                self.topology, aligned, min(count, len(aligned)), self.options, trace=trace
+            )
+        rest = count - len(result)
+        if trace is not None and hint is not None and rest > 0:
+            trace.append(f"{rest} more CPUs from outside the hint")
+        return result | take_by_topology(
+            self.topology, pool - result, rest, self.options, trace=trace
+        )
+
+    def allocate(
+        self,
+        snapshot: StateSnapshot,
+        reuse: ReusableCPUs,
+        pod: Pod,
+        container: Container,
+        hint: NUMAMask | None,
+    ) -> Allocation:
+        """Decide the container's CPUs; the snapshot and reuse value to commit come back."""
+        count = guaranteed_cpus(pod, container)
+        if count == 0:
+            return Allocation(
+                cpus=snapshot.default_cpuset,
+                snapshot=snapshot,
+                reuse=reuse,
+                trace=("not a Guaranteed container with an integral CPU request: shared pool",),
+            )
+        self.check_smt_alignment(snapshot, count)
+        existing = snapshot.cpuset_of(pod.uid, container.name)
+        if existing is not None:
+            return Allocation(
+                cpus=existing,
+                snapshot=snapshot,
+                reuse=updated_reuse(reuse, pod, container, existing),
+                trace=(f"already holds CPUs {existing}: kept",),
+                reused_existing=True,
+            )
+        trace: list[str] = [f"{count} exclusive CPUs requested"]
+        reusable = reuse.for_pod(pod.uid)
+        if reusable:
+            trace.append(f"CPUs {reusable} of finished init containers may be reused")
+        cpus = self.allocate_cpus(snapshot, count, hint, reusable, trace=trace)
+        new_snapshot = snapshot.with_assignment(pod.uid, container.name, cpus).with_default(
+            snapshot.default_cpuset - cpus
+        )
+        return Allocation(
+            cpus=cpus,
+            snapshot=new_snapshot,
+            reuse=updated_reuse(reuse, pod, container, cpus),
+            trace=tuple(trace),
+            newly_exclusive=cpus & snapshot.default_cpuset,
+        )
+
+    def remove(
+        self, snapshot: StateSnapshot, pod_uid: PodUID, container_name: ContainerName
+    ) -> Removal:
+        """Drop the assignment; give back CPUs no other container of the pod holds."""
+        held = snapshot.cpuset_of(pod_uid, container_name)
+        if held is None:
+            return Removal(snapshot=snapshot, released=CPUSet(), returned_to_default=CPUSet())
+        siblings = CPUSet().union(
+            *(
+                cpus
+                for name, cpus in snapshot.assignments.get(pod_uid, {}).items()
+                if name != container_name
+            )
+        )
+        returned = held - siblings
+        new_snapshot = snapshot.without_assignment(pod_uid, container_name)
+        new_snapshot = new_snapshot.with_default(snapshot.default_cpuset | returned)
+        return Removal(snapshot=new_snapshot, released=held, returned_to_default=returned)
+
+    # --- hints ---------------------------------------------------------------------------
+
+    def _hints(self, available: CPUSet, reusable: CPUSet, count: int) -> ProviderHints:
+        return {
+            "cpu": generate_cpu_hints(
+                self.topology,
+                available=available,
+                reusable=reusable,
+                count=count,
+                align_by_socket=self.options.align_by_socket,
+            )
+        }
+
+    def container_hints(
+        self, snapshot: StateSnapshot, reuse: ReusableCPUs, pod: Pod, container: Container
+    ) -> ProviderHints:
+        """The kubelet's GetTopologyHints (an empty mapping means no preference)."""
+        requested = guaranteed_cpus(pod, container)
+        if requested == 0:
+            return {}
+        existing = snapshot.cpuset_of(pod.uid, container.name)
+        if existing is not None:
+            if len(existing) != requested:
+                return {"cpu": NO_PLACEMENT}
+            return self._hints(existing, CPUSet(), requested)
+        return self._hints(self.available_cpus(snapshot), reuse.for_pod(pod.uid), requested)
+
+    def pod_hints(self, snapshot: StateSnapshot, reuse: ReusableCPUs, pod: Pod) -> ProviderHints:
+        """The kubelet's GetPodTopologyHints (an empty mapping means no preference)."""
+        requested = pod_guaranteed_cpus(pod)
+        if requested == 0:
+            return {}
+        assigned = CPUSet()
+        for container in pod.all_containers():
+            existing = snapshot.cpuset_of(pod.uid, container.name)
+            if existing is None:
+                continue
+            if len(existing) != guaranteed_cpus(pod, container):
+                return {"cpu": NO_PLACEMENT}
+            assigned = assigned | existing
+        if len(assigned) == requested:
+            return self._hints(assigned, CPUSet(), requested)
+        return self._hints(
+            self.available_cpus(snapshot), reuse.for_pod(pod.uid) | assigned, requested
+        )
