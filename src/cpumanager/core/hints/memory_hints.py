@@ -1,0 +1,490 @@
+"""Memory and hugepages hints and allocation, as the kubelet's memory manager (static policy).
+
+Model (the kubelet's machine state): per NUMA node and memory type (``memory``,
+``hugepages-2Mi``, ...) a table of total / system-reserved / allocatable / reserved / free
+bytes, plus the node's number of assignments and its *group* (``cells``): the nodes it was
+last allocated together with. :class:`MemoryState` is immutable.
+
+Rules (Guaranteed pods only; others get no hints and no memory):
+
+* requests are the container's ``memory`` and ``hugepages-*`` requests, whole bytes;
+* a container that already has memory blocks regenerates one preferred hint per block, or
+  gives *no preference* when the blocks do not match the request;
+* otherwise every mask of NUMA nodes (all nodes with memory, CPU-less ones included, in the
+  kubelet's order) is a hint for every requested type when: its **allocatable** memory
+  covers the request (this also sets the minimal affinity), a single node is not already
+  part of a multi-node group, every used node of a multi-node mask belongs to exactly this
+  group, and its **free** memory (+ memory reusable from the pod's init containers) covers
+  the request. Preferred: the hints with the minimal affinity;
+* no mask at all gives an empty answer, which the topology manager treats as no preference
+  (the allocation then fails);
+* allocation takes the merged hint (or the best own hint when the merge has no affinity),
+  widens it to the narrowest own hint containing it when its free memory is short, refuses
+  masks that mix single- and multi-node groups, and charges the nodes in ascending order.
+
+Errors are :class:`UnexpectedAdmissionError` with the kubelet's admission wording.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+
+from cpumanager.core.bitmask import NUMAMask, iterate_masks
+from cpumanager.core.hints.hint import ProviderHints, TopologyHint
+from cpumanager.core.ids import ContainerKey, PodUID
+from cpumanager.core.topology import CPUTopology
+from cpumanager.core.workload import Container, ContainerKind, Pod, QoSClass, qos_class
+from cpumanager.errors import MachineError, UnexpectedAdmissionError
+
+__all__ = [
+    "MemoryAllocation",
+    "MemoryBlock",
+    "MemoryState",
+    "MemoryTable",
+    "NodeMemory",
+    "allocate_memory",
+    "container_memory_requests",
+    "memory_hints",
+    "pod_memory_hints",
+    "pod_memory_requests",
+    "remove_container_memory",
+]
+
+_MAX_INT64 = (1 << 63) - 1
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryTable:
+    """One memory type on one node, in bytes."""
+
+    total: int
+    system_reserved: int
+    allocatable: int
+    reserved: int
+    free: int
+
+
+@dataclass(frozen=True, slots=True)
+class NodeMemory:
+    """A NUMA node's memory tables, assignment count and allocation group."""
+
+    tables: Mapping[str, MemoryTable]
+    assignments: int
+    cells: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryBlock:
+    """Memory of one type given to a container, and the NUMA nodes it comes from."""
+
+    numa_affinity: tuple[int, ...]
+    size: int
+    resource: str
+
+    @property
+    def mask(self) -> NUMAMask:
+        return NUMAMask(self.numa_affinity)
+
+
+_Reusable = Mapping[tuple[int, str], int]  # (mask bits, resource) -> bytes
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryState:
+    """Machine memory state, containers' blocks, and the admitting pod's reusable memory."""
+
+    nodes: Mapping[int, NodeMemory]
+    blocks: Mapping[ContainerKey, tuple[MemoryBlock, ...]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    reusable_pod: PodUID | None = None
+    reusable: _Reusable = field(default_factory=lambda: MappingProxyType({}))
+
+    @classmethod
+    def create(
+        cls,
+        memory: Mapping[int, int],
+        *,
+        hugepages: Mapping[int, Mapping[str, int]] | None = None,
+        system_reserved: Mapping[int, Mapping[str, int]] | None = None,
+    ) -> MemoryState:
+        """The kubelet's default machine state.
+
+        ``memory`` is each node's memory in bytes, ``hugepages`` each node's hugepage pools
+        (``{"hugepages-2Mi": total bytes}``) and ``system_reserved`` the ``reservedMemory``
+        per node. Regular memory's allocatable excludes the node's hugepages.
+        """
+        hugepages = hugepages or {}
+        reserved = system_reserved or {}
+        nodes: dict[int, NodeMemory] = {}
+        for node, size in sorted(memory.items()):
+            tables: dict[str, MemoryTable] = {}
+            in_pages = 0
+            for resource, total in sorted(hugepages.get(node, {}).items()):
+                held = reserved.get(node, {}).get(resource, 0)
+                tables[resource] = _table(node, resource, total, held, total - held)
+                in_pages += total
+            held = reserved.get(node, {}).get("memory", 0)
+            tables["memory"] = _table(node, "memory", size, held, size - held - in_pages)
+            nodes[node] = NodeMemory(MappingProxyType(tables), 0, (node,))
+        return cls(nodes=MappingProxyType(nodes))
+
+    @classmethod
+    def from_topology(
+        cls,
+        topology: CPUTopology,
+        *,
+        hugepages: Mapping[int, Mapping[str, int]] | None = None,
+        system_reserved: Mapping[int, Mapping[str, int]] | None = None,
+    ) -> MemoryState:
+        """The state of a machine whose NUMA nodes all declare their memory size."""
+        memory: dict[int, int] = {}
+        for node in topology.numa_nodes:
+            if node.memory_bytes is None:
+                msg = f"NUMA node {node.id} has no memory size; describe it in the machine"
+                raise MachineError(msg)
+            memory[node.id] = node.memory_bytes
+        return cls.create(memory, hugepages=hugepages, system_reserved=system_reserved)
+
+    def node_ids(self) -> tuple[int, ...]:
+        return tuple(sorted(self.nodes))
+
+    def free(self, node: int, resource: str) -> int:
+        table = self.nodes[node].tables.get(resource)
+        return 0 if table is None else table.free
+
+    def reusable_for(self, pod_uid: PodUID, bits: int, resource: str) -> int:
+        if self.reusable_pod != pod_uid:
+            return 0
+        return self.reusable.get((bits, resource), 0)
+
+
+def _table(node: int, resource: str, total: int, held: int, allocatable: int) -> MemoryTable:
+    if allocatable < 0:
+        msg = (
+            f"NUMA node {node}: reserved {resource} ({held} bytes) exceeds what the node has; "
+            "lower reservedMemory for this node"
+        )
+        raise MachineError(msg)
+    return MemoryTable(total, held, allocatable, 0, allocatable)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryAllocation:
+    """Blocks given to one container and the state after the allocation."""
+
+    blocks: tuple[MemoryBlock, ...]
+    state: MemoryState
+
+
+# --- requests ---------------------------------------------------------------------------
+
+
+def _is_memory(resource: str) -> bool:
+    return resource == "memory" or resource.startswith("hugepages-")
+
+
+def container_memory_requests(container: Container) -> dict[str, int] | None:
+    """Memory and hugepages requests in bytes; None when one is not a whole int64."""
+    out: dict[str, int] = {}
+    for resource, amount in sorted(container.requests.items()):
+        if not _is_memory(resource):
+            continue
+        if amount.denominator != 1 or not -_MAX_INT64 <= amount.numerator <= _MAX_INT64:
+            return None
+        out[resource] = amount.numerator
+    return out
+
+
+def pod_memory_requests(pod: Pod) -> dict[str, int] | None:
+    """The pod's peak memory need per type (sidecars counted throughout)."""
+    init_peak: dict[str, int] = {}
+    sidecars: dict[str, int] = {}
+    for container in pod.init_containers:
+        requests = container_memory_requests(container)
+        if requests is None:
+            return None
+        for resource, amount in requests.items():
+            init_peak.setdefault(resource, 0)
+            if container.kind is ContainerKind.SIDECAR:
+                sidecars[resource] = sidecars.get(resource, 0) + amount
+            elif sidecars.get(resource, 0) + amount > init_peak[resource]:
+                init_peak[resource] = sidecars.get(resource, 0) + amount
+    apps: dict[str, int] = {}
+    for container in pod.containers:
+        requests = container_memory_requests(container)
+        if requests is None:
+            return None
+        for resource, amount in requests.items():
+            apps[resource] = apps.get(resource, 0) + amount
+    # The kubelet keys the result by the app containers' types only.
+    return {r: max(amount + sidecars.get(r, 0), init_peak.get(r, 0)) for r, amount in apps.items()}
+
+
+# --- hints ------------------------------------------------------------------------------
+
+
+def memory_hints(state: MemoryState, pod: Pod, container: Container) -> ProviderHints:
+    """Container-scope memory hints (an empty answer means no preference)."""
+    if qos_class(pod) is not QoSClass.GUARANTEED:
+        return {}
+    requests = container_memory_requests(container)
+    if requests is None:
+        return {}
+    blocks = state.blocks.get(pod.key(container.name))
+    if blocks is not None:
+        return _regenerate(blocks, requests)
+    return _calculate(state, pod.uid, requests)
+
+
+def pod_memory_hints(state: MemoryState, pod: Pod) -> ProviderHints:
+    """Pod-scope memory hints from the pod's peak need."""
+    if qos_class(pod) is not QoSClass.GUARANTEED:
+        return {}
+    requests = pod_memory_requests(pod)
+    if requests is None:
+        return {}
+    for container in pod.all_containers():
+        blocks = state.blocks.get(pod.key(container.name))
+        if blocks is not None:
+            return _regenerate(blocks, requests)
+    return _calculate(state, pod.uid, requests)
+
+
+def _regenerate(blocks: tuple[MemoryBlock, ...], requests: Mapping[str, int]) -> ProviderHints:
+    if len(blocks) != len(requests):
+        return {}
+    hints: dict[str, list[TopologyHint]] = {resource: [] for resource in requests}
+    for block in blocks:
+        if block.resource not in requests or block.size != requests[block.resource]:
+            return {}
+        hints[block.resource].append(TopologyHint(block.mask, preferred=True))
+    return {resource: tuple(found) for resource, found in hints.items()}
+
+
+def _own_hints(
+    state: MemoryState, pod_uid: PodUID, requests: Mapping[str, int]
+) -> list[TopologyHint]:
+    """The masks the memory manager offers (same list for every requested type)."""
+    min_affinity = len(state.nodes)
+    found: list[NUMAMask] = []
+    for mask in iterate_masks(state.node_ids()):
+        nodes = mask.ids()
+        single = len(nodes) == 1
+        if any(
+            sum(_allocatable(state, n, r) for n in nodes) < need for r, need in requests.items()
+        ):
+            continue
+        min_affinity = min(min_affinity, len(nodes))
+        if single and len(state.nodes[nodes[0]].cells) > 1:
+            continue
+        if not single and any(
+            state.nodes[n].assignments > 0
+            and (len(state.nodes[n].cells) == 1 or sorted(state.nodes[n].cells) != list(nodes))
+            for n in nodes
+        ):
+            continue
+        if any(
+            sum(state.free(n, r) for n in nodes) + state.reusable_for(pod_uid, mask.bits, r) < need
+            for r, need in requests.items()
+        ):
+            continue
+        found.append(mask)
+    return [TopologyHint(mask, mask.count() == min_affinity) for mask in found]
+
+
+def _calculate(state: MemoryState, pod_uid: PodUID, requests: Mapping[str, int]) -> ProviderHints:
+    hints = _own_hints(state, pod_uid, requests)
+    if not hints:
+        return {}
+    return {resource: tuple(hints) for resource in requests}
+
+
+def _allocatable(state: MemoryState, node: int, resource: str) -> int:
+    table = state.nodes[node].tables.get(resource)
+    return 0 if table is None else table.allocatable
+
+
+def _best(hints: Iterable[TopologyHint]) -> TopologyHint | None:
+    """The kubelet's ``findBestHint``: preferred first, then narrower; first one wins ties."""
+    best: TopologyHint | None = None
+    for hint in hints:
+        assert hint.mask is not None
+        if best is None or (hint.preferred and not best.preferred):
+            best = hint
+        elif hint.preferred == best.preferred:
+            assert best.mask is not None
+            if hint.mask.is_narrower_than(best.mask):
+                best = hint
+    return best
+
+
+# --- allocation and release -------------------------------------------------------------
+
+
+def _unexpected(detail: str) -> UnexpectedAdmissionError:
+    return UnexpectedAdmissionError(f"Allocate failed due to {detail}, which is unexpected")
+
+
+def allocate_memory(
+    state: MemoryState, pod: Pod, container: Container, hint: TopologyHint | None
+) -> MemoryAllocation:
+    """Reserve the container's memory on the hint's nodes (None = the zero hint)."""
+    if qos_class(pod) is not QoSClass.GUARANTEED:
+        return MemoryAllocation((), state)
+    key = pod.key(container.name)
+    existing = state.blocks.get(key)
+    if existing is not None:
+        return MemoryAllocation(existing, _update_reusable(state, pod, container, existing))
+    requests = container_memory_requests(container)
+    if requests is None:
+        msg = "[memorymanager] failed to represent quantity as int64"
+        raise _unexpected(msg)
+    merged = hint if hint is not None else TopologyHint(None, preferred=False)
+    best = merged
+    if merged.mask is None:
+        default = _best(_own_hints(state, pod.uid, requests))
+        if default is None:
+            msg = (
+                "[memorymanager] failed to get the default NUMA affinity, no NUMA nodes with "
+                "enough memory is available"
+            )
+            raise _unexpected(msg)
+        if not default.preferred and merged.preferred:
+            msg = "[memorymanager] failed to find the default preferred hint"
+            raise _unexpected(msg)
+        best = default
+    assert best.mask is not None
+    if not _satisfies(state, best.mask, requests):
+        wanted = best.mask.bits
+        widened = _best(
+            h
+            for h in _own_hints(state, pod.uid, requests)
+            if h.mask is not None and h.mask.bits & wanted == wanted
+        )
+        if widened is None:
+            msg = "[memorymanager] failed to find NUMA nodes to extend the current topology hint"
+            raise _unexpected(msg)
+        if not widened.preferred and best.preferred:
+            msg = "[memorymanager] failed to find the extended preferred hint"
+            raise _unexpected(msg)
+        best = widened
+    assert best.mask is not None
+    if _violates_groups(state, best.mask):
+        msg = "[memorymanager] preferred hint violates NUMA node allocation"
+        raise _unexpected(msg)
+    nodes = best.mask.ids()
+    blocks = []
+    for resource, size in requests.items():
+        blocks.append(MemoryBlock(nodes, size, resource))
+        charge = max(0, size - state.reusable_for(pod.uid, best.mask.bits, resource))
+        state = _charge(state, nodes, resource, charge)
+    new_blocks = tuple(blocks)
+    state = _update_reusable(state, pod, container, new_blocks)
+    table = dict(state.blocks)
+    table[key] = new_blocks
+    state = replace(state, blocks=MappingProxyType(table))
+    state = _shrink_init_blocks(state, pod, container, new_blocks)
+    return MemoryAllocation(new_blocks, state)
+
+
+def _satisfies(state: MemoryState, mask: NUMAMask, requests: Mapping[str, int]) -> bool:
+    return all(sum(state.free(n, r) for n in mask) >= need for r, need in requests.items())
+
+
+def _violates_groups(state: MemoryState, mask: NUMAMask) -> bool:
+    nodes = mask.ids()
+    if len(nodes) == 1:
+        return False
+    for node in nodes:
+        info = state.nodes[node]
+        if info.assignments == 0:
+            continue
+        if len(info.cells) == 1 or sorted(info.cells) != list(nodes):
+            return True
+    return False
+
+
+def _charge(state: MemoryState, nodes: tuple[int, ...], resource: str, size: int) -> MemoryState:
+    updated = dict(state.nodes)
+    for node in nodes:
+        info = updated[node]
+        tables = dict(info.tables)
+        table = tables.get(resource)
+        if size and table is not None and table.free > 0:
+            take = min(size, table.free)
+            tables[resource] = replace(
+                table, reserved=table.reserved + take, free=table.free - take
+            )
+            size -= take
+        updated[node] = NodeMemory(MappingProxyType(tables), info.assignments + 1, nodes)
+    return replace(state, nodes=MappingProxyType(updated))
+
+
+def _update_reusable(
+    state: MemoryState, pod: Pod, container: Container, blocks: tuple[MemoryBlock, ...]
+) -> MemoryState:
+    reusable = dict(state.reusable) if state.reusable_pod == pod.uid else {}
+    regular_init = any(
+        c.name == container.name and c.kind is ContainerKind.INIT for c in pod.init_containers
+    )
+    for block in blocks:
+        key = (block.mask.bits, block.resource)
+        if regular_init:
+            reusable[key] = max(reusable.get(key, 0), block.size)
+        elif reusable.get(key, 0):
+            reusable[key] = max(0, reusable[key] - block.size)
+    return replace(state, reusable_pod=pod.uid, reusable=MappingProxyType(reusable))
+
+
+def _shrink_init_blocks(
+    state: MemoryState, pod: Pod, container: Container, blocks: tuple[MemoryBlock, ...]
+) -> MemoryState:
+    """Bookkeeping: memory reused from init containers is taken off their blocks."""
+    table = dict(state.blocks)
+    for block in blocks:
+        left = block.size
+        for init in pod.init_containers:
+            if init.name == container.name or left == 0:
+                break
+            if init.kind is ContainerKind.SIDECAR:
+                continue
+            init_key = pod.key(init.name)
+            init_blocks = list(table.get(init_key, ()))
+            if not init_blocks:
+                continue
+            for index, old in enumerate(init_blocks):
+                if old.size == 0 or old.resource != block.resource or old.mask != block.mask:
+                    continue
+                taken = min(old.size, left)
+                init_blocks[index] = replace(old, size=old.size - taken)
+                left -= taken
+            table[init_key] = tuple(init_blocks)
+    return replace(state, blocks=MappingProxyType(table))
+
+
+def remove_container_memory(state: MemoryState, key: ContainerKey) -> MemoryState:
+    """Release a container's blocks (the kubelet's ``RemoveContainer``)."""
+    blocks = state.blocks.get(key)
+    if blocks is None:
+        return state
+    table = {k: v for k, v in state.blocks.items() if k != key}
+    nodes = dict(state.nodes)
+    for block in blocks:
+        left = block.size
+        for node in block.numa_affinity:
+            info = nodes[node]
+            count = info.assignments - 1
+            cells = (node,) if count == 0 else info.cells
+            tables = dict(info.tables)
+            memory = tables.get(block.resource)
+            if left and memory is not None and memory.reserved > 0:
+                back = min(left, memory.reserved)
+                tables[block.resource] = replace(
+                    memory, reserved=memory.reserved - back, free=memory.free + back
+                )
+                left -= back
+            nodes[node] = NodeMemory(MappingProxyType(tables), count, cells)
+    return replace(state, nodes=MappingProxyType(nodes), blocks=MappingProxyType(table))
