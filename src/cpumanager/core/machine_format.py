@@ -92,6 +92,7 @@ def _cpu_records(raw: object) -> list[CPUInfo]:
         msg = "machine 'cpus' must be a list of {cpu, socket, numa, core, l3} records"
         raise MachineError(msg)
     records = []
+    seen: set[int] = set()
     for index, item in enumerate(raw):
         if not isinstance(item, Mapping):
             msg = f"machine cpus[{index}] must be a mapping with keys {', '.join(_CPU_KEYS)}"
@@ -101,6 +102,10 @@ def _cpu_records(raw: object) -> list[CPUInfo]:
             msg = f"machine cpus[{index}] lacks {', '.join(missing)}; every CPU needs all five"
             raise MachineError(msg)
         values = {key: _int(item[key], f"cpus[{index}].{key}") for key in _CPU_KEYS}
+        if values["cpu"] in seen:
+            msg = f"CPU {values['cpu']} is described twice; give each logical CPU one record"
+            raise MachineError(msg)
+        seen.add(values["cpu"])
         records.append(CPUInfo(**values))
     return records
 
