@@ -27,6 +27,8 @@ free CPUs in the whole machine, not only inside the parent.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from cpumanager.core.allocation.index import Members, TopologyIndex
 from cpumanager.core.cpuset import CPUSet
 
@@ -107,16 +109,18 @@ class Accumulator:
             order += _ordered(ix.numa_sockets[numa], free, ix.socket_bits)
         return order
 
-    def core_order(self) -> list[int]:
-        ix, free = self.ix, self.free
-        order: list[int] = []
+    def _cores(self, free: int) -> Iterator[int]:
+        """Core order for ``free``, produced parent by parent (callers may stop early)."""
+        ix = self.ix
         if ix.numa_first:
             for socket in self.socket_order():
-                order += _ordered(ix.socket_cores[socket], free, ix.core_bits)
+                yield from _ordered(ix.socket_cores[socket], free, ix.core_bits)
         else:
             for numa in self.numa_order():
-                order += _ordered(ix.numa_cores[numa], free, ix.core_bits)
-        return order
+                yield from _ordered(ix.numa_cores[numa], free, ix.core_bits)
+
+    def core_order(self) -> list[int]:
+        return list(self._cores(self.free))
 
     def uncore_order(self) -> list[int]:
         ix, free = self.ix, self.free
@@ -125,17 +129,18 @@ class Accumulator:
             order += _ordered(ix.numa_l3[numa], free, ix.l3_bits)
         return order
 
-    def cpu_order(self, *, spread: bool) -> list[int]:
-        """Packed: each core's free CPUs in core order; spread: each socket's, ascending."""
-        ix, free = self.ix, self.free
-        order: list[int] = []
+    def _cpus(self, free: int, *, spread: bool) -> Iterator[int]:
+        ix = self.ix
         if spread:
             for socket in self.socket_order():
-                order += CPUSet.from_bits(free & ix.socket_bits[socket])
+                yield from CPUSet.from_bits(free & ix.socket_bits[socket])
         else:
-            for core in self.core_order():
-                order += CPUSet.from_bits(free & ix.core_bits[core])
-        return order
+            for core in self._cores(free):
+                yield from CPUSet.from_bits(free & ix.core_bits[core])
+
+    def cpu_order(self, *, spread: bool) -> list[int]:
+        """Packed: each core's free CPUs in core order; spread: each socket's, ascending."""
+        return list(self._cpus(self.free, spread=spread))
 
     # --- whole-element takes -----------------------------------------------------------
 
@@ -158,13 +163,25 @@ class Accumulator:
         self._take_full(self.socket_order(), self.ix.socket_bits, "socket")
 
     def take_full_cores(self) -> None:
-        self._take_full(self.core_order(), self.ix.core_bits, "core")
+        """Whole cores in core order; stops once even the smallest core no longer fits.
+
+        Stopping early changes nothing: the kubelet's loop would only skip the rest.
+        """
+        table = self.ix.core_bits
+        smallest = self.ix.smallest_core
+        free = self.free
+        for core in self._cores(free):
+            if self.need < smallest:
+                return
+            bits = table[core]
+            if free & bits == bits and self.need >= bits.bit_count():
+                self.take(bits, f"whole core {core}")
 
     def take_full_uncore_caches(self) -> None:
         self._take_full(self.uncore_order(), self.ix.l3_bits, "uncore cache")
 
     def take_remaining_cpus(self, *, spread: bool) -> None:
-        for cpu in self.cpu_order(spread=spread):
+        for cpu in self._cpus(self.free, spread=spread):
             self.take(1 << cpu, f"CPU {cpu}")
             if self.satisfied():
                 return

@@ -51,6 +51,7 @@ class TopologyIndex:
         "numa_l3",
         "numa_socket_ids",
         "numa_sockets",
+        "smallest_core",
         "socket_bits",
         "socket_cores",
         "socket_numas",
@@ -79,6 +80,7 @@ class TopologyIndex:
         self.cpus_per_core = topology.cpus_per_core
         self.cpus_per_uncore = topology.cpus_per_uncore_cache
         self.numa_first = topology.num_sockets >= topology.num_numa_nodes
+        self.smallest_core = min((b.bit_count() for b in self.core_bits.values()), default=1)
 
     def union(self, table: Mapping[int, int], ids: Iterable[int]) -> int:
         bits = 0
