@@ -45,6 +45,7 @@ __all__ = [
     "encode_v2",
     "parse_cpu_list",
     "snapshot_from_v2",
+    "unknown_keys",
 ]
 
 DecodeOrder = Literal["v1-first", "v2-first"]
@@ -272,6 +273,21 @@ def decode(
 def attempts(data: bytes, *, order: DecodeOrder = "v1-first") -> tuple[Attempt, Attempt]:
     """Both format attempts in ``order`` (for diagnostics that show every reason)."""
     return _attempts(data, order)
+
+
+_KNOWN_KEYS = frozenset({"policyname", "defaultcpuset", "entries", "checksum"})
+
+
+def unknown_keys(data: bytes) -> tuple[str, ...]:
+    """Top-level keys the kubelet's V1/V2 structs ignore (e.g. a newer format's ``data``)."""
+    try:
+        tree = gojson.parse(data)
+    except gojson.GoJSONSyntaxError:
+        return ()
+    if not isinstance(tree, JSONObject):
+        return ()
+    found = (key for key, _ in tree.members if gojson.fold_key(key) not in _KNOWN_KEYS)
+    return tuple(dict.fromkeys(found))
 
 
 # --- CPU lists with the kubelet's error texts --------------------------------------------
