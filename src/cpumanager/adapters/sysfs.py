@@ -113,7 +113,7 @@ class SysfsReader:
         if match is None:
             self._warn(f"{rel} {problem}")
         else:
-            pattern = f"{rel[: match.start()]}/cpuN/{rel[match.end() :]}"
+            pattern = f"{rel[: match.start()]}/cpuN{rel[match.end() :]}"
             self._warn(f"{pattern} {problem} (CPUs {{cpus}})", cpu=int(match.group(1)))
 
     def _rendered_warnings(self) -> list[str]:
