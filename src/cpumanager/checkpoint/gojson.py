@@ -29,6 +29,7 @@ __all__ = [
     "encode_string",
     "fold_key",
     "go_quote",
+    "one_line",
     "parse",
 ]
 
@@ -137,6 +138,11 @@ def go_quote(text: str) -> str:
             out.append(f"\\U{ord(ch):08x}")
     out.append('"')
     return "".join(out)
+
+
+def one_line(text: str) -> str:
+    """``text`` as is when printable, else with Go-style escapes (for one-line messages)."""
+    return text if text.isprintable() else go_quote(text)[1:-1]
 
 
 # --- reader -----------------------------------------------------------------------------

@@ -162,8 +162,8 @@ def diagnose(
     policy = checkpoint.policy_name
     if configured_policy is not None and policy != configured_policy:
         reasons.append(
-            f'configured policy "{configured_policy}" differs from state checkpoint policy '
-            f'"{policy}"'
+            f"configured policy {go_quote(configured_policy)} differs from state checkpoint "
+            f"policy {go_quote(policy)}"
         )
     snapshot = None
     if v2 is not None:

@@ -16,6 +16,7 @@ import json
 from collections.abc import Mapping
 
 from cpumanager.checkpoint.checksum import checksum_of
+from cpumanager.checkpoint.gojson import one_line
 from cpumanager.checkpoint.model import CheckpointV1, CheckpointV2
 from cpumanager.core.containermap import ContainerMap
 from cpumanager.core.ids import ContainerID, ContainerName, PodUID
@@ -39,10 +40,11 @@ def v1_to_v2(
     if missing:
         kubelet = (
             "error migrating v1 checkpoint state to v2 checkpoint state: "
-            f"containerID '{missing[0]}' not found in initial containers list"
+            f"containerID '{one_line(missing[0])}' not found in initial containers list"
         )
+        unknown = ", ".join(one_line(cid) for cid in missing)
         message = (
-            f"checkpoint {source!r}: {kubelet} (unknown IDs: {', '.join(missing)}); the V1 "
+            f"checkpoint {source!r}: {kubelet} (unknown IDs: {unknown}); the V1 "
             "file can be migrated only while those containers exist: give their IDs in a "
             "container map ('cpumanager state migrate --containers'), or drain the node and "
             "delete the checkpoint"
@@ -65,7 +67,7 @@ def v2_to_v1(
         for name, cpus in sorted((containers or {}).items()):
             container_id = container_map.container_id(PodUID(pod), ContainerName(name))
             if container_id is None:
-                missing.append(f"{pod}/{name}")
+                missing.append(f"{one_line(pod)}/{one_line(name)}")
                 continue
             entries[container_id] = cpus
     if missing:

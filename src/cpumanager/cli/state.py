@@ -20,6 +20,7 @@ import click
 from cpumanager.adapters import filestore
 from cpumanager.checkpoint import codec
 from cpumanager.checkpoint.codec import Attempt
+from cpumanager.checkpoint.gojson import go_quote
 from cpumanager.checkpoint.loader import Diagnosis, diagnose
 from cpumanager.checkpoint.migrate import parse_container_map, v1_to_v2, v2_to_v1
 from cpumanager.checkpoint.model import CheckpointV1, CheckpointV2
@@ -312,7 +313,10 @@ def _canonical_v1(checkpoint: CheckpointV1, source: str) -> CheckpointV1:
         try:
             entries[cid] = str(codec.parse_cpu_list(text))
         except codec.CPUListError as err:
-            message = f"{source!r}: could not parse cpuset {text!r} of container {cid!r}: {err}"
+            message = (
+                f"{source!r}: could not parse cpuset {go_quote(text)} of container "
+                f"{go_quote(cid)}: {err}"
+            )
             raise CheckpointFormatError(message) from None
     return CheckpointV1(checkpoint.policy_name, str(default), entries)
 
@@ -383,8 +387,9 @@ def _convert(
         checkpoint = result.checkpoint
     extra = codec.unknown_keys(data)
     if extra:
+        keys = ", ".join(go_quote(key) for key in extra)
         message = (
-            f"{source!r} has keys the kubelet's V1/V2 formats do not know ({', '.join(extra)}); "
+            f"{source!r} has keys the kubelet's V1/V2 formats do not know ({keys}); "
             "it may be a newer format: refusing to drop them, nothing was written"
         )
         raise CheckpointFormatError(message)
