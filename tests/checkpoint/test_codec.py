@@ -295,3 +295,22 @@ def test_v1_round_trip(entries: dict[str, str], policy: str, default: CPUSet) ->
     back = codec.decode_as(data, "v1", source="t")
     assert back.with_checksum(0) == CheckpointV1(policy, str(default), entries)
     assert codec.encode_checkpoint(back) == data
+
+
+def test_models_are_values() -> None:
+    a = CheckpointV2("s", "0", {"p": {"c": "1"}}, 5)
+    assert a == CheckpointV2("s", "0", {"p": {"c": "1"}}, 5)
+    assert a != CheckpointV2("s", "0", {"p": None}, 5)
+    assert hash(a) == hash(CheckpointV2("s", "0", {}, 5))
+    assert a.__eq__(CheckpointV1()) is NotImplemented
+    b = CheckpointV1("s", "0", {"c": "1"}, 5)
+    assert b == CheckpointV1("s", "0", {"c": "1"}, 5)
+    assert hash(b) == hash(CheckpointV1("s", "0", None, 5))
+    assert b.__eq__(a) is NotImplemented
+    assert CheckpointV1("s", "0", None).plain_entries() is None
+
+
+def test_go_quote_and_one_line() -> None:
+    assert gojson.go_quote('a"\\\n\t\r\x01é\u2028') == '"a\\"\\\\\\n\\t\\r\\x01é\\u2028"'
+    assert gojson.one_line("plain name") == "plain name"
+    assert gojson.one_line("two\nlines") == "two\\nlines"
