@@ -15,9 +15,10 @@ from __future__ import annotations
 from cpumanager.core.bitmask import iterate_masks
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.hints.hint import TopologyHint
+from cpumanager.core.hints.source import CapacityHintSource
 from cpumanager.core.topology import CPUTopology
 
-__all__ = ["generate_cpu_hints"]
+__all__ = ["cpu_hint_source", "generate_cpu_hints"]
 
 
 def generate_cpu_hints(
@@ -61,3 +62,70 @@ def _socket_aligned(topology: CPUTopology, node_ids: tuple[int, ...], min_affini
         return False
     min_sockets = -(-min_affinity // per_socket)
     return len(topology.sockets_in_numa_nodes(node_ids)) == min_sockets
+
+
+def _min_affinity(totals: list[int], count: int) -> int:
+    """Fewest nodes whose total CPUs (free or not) could hold ``count``; all nodes if none."""
+    have = 0
+    for used, total in enumerate(sorted(totals, reverse=True), start=1):
+        have += total
+        if have >= count:
+            return used
+    return len(totals)
+
+
+def cpu_hint_source(
+    topology: CPUTopology,
+    *,
+    available: CPUSet,
+    reusable: CPUSet,
+    count: int,
+    align_by_socket: bool = False,
+) -> CapacityHintSource:
+    """The same hints as :func:`generate_cpu_hints`, as a rule (O(CPUs), not O(2^nodes)).
+
+    A mask is a hint iff it contains the node of every reusable CPU and
+    ``|reusable| + free CPUs of its nodes >= count``; it is preferred iff it has
+    ``min_affinity`` nodes (or, with align-by-socket, spans the minimal number of sockets).
+    Only nodes with CPUs are in the universe, so CPU-less nodes never widen a CPU hint.
+    """
+    node_ids = topology.cpu_numa_ids()
+    totals: dict[int, int] = {}
+    free: dict[int, int] = {}
+    for node in node_ids:
+        cpus = topology.cpus_in_numa_nodes((node,)).bits
+        totals[node] = cpus.bit_count()
+        free[node] = (available.bits & cpus).bit_count()
+    min_affinity = _min_affinity([totals[node] for node in node_ids], count)
+    required = 0
+    covered = 0
+    for node in node_ids:
+        cpus = topology.cpus_in_numa_nodes((node,)).bits
+        if reusable.bits & cpus:
+            required |= 1 << node
+            covered |= reusable.bits & cpus
+    universe = 0
+    for node in node_ids:
+        universe |= 1 << node
+    aligned: int | None = None
+    node_sockets: dict[int, int] = {}
+    if align_by_socket and topology.num_sockets:
+        per_socket = topology.num_numa_nodes // topology.num_sockets
+        if per_socket:
+            aligned = -(-min_affinity // per_socket)
+            for node in node_ids:
+                for socket in topology.sockets_in_numa_nodes((node,)):
+                    node_sockets[node] = node_sockets.get(node, 0) | (1 << socket)
+    return CapacityHintSource(
+        universe=universe,
+        free=free,
+        need=count,
+        preferred_size=min_affinity,
+        base=len(reusable),
+        required=required,
+        impossible=covered != reusable.bits,
+        node_order=node_ids,
+        node_sockets=node_sockets,
+        aligned_sockets=aligned,
+        unit="CPUs",
+    )

@@ -1,0 +1,478 @@
+"""The kubelet's merge result without walking the cross product.
+
+The kubelet keeps the best merged hint under a fixed total order (see ``exact.py``), so the
+answer is "the best achievable merged hint", and we can look for it directly:
+
+**Phase 1 - preferred.** A permutation merges to a preferred hint iff every hint is preferred
+and every non-nil mask is the same mask ``m``; it then merges to ``default AND m``. A list
+holding a preferred nil hint accepts any ``m``; every other list must prefer ``m`` itself.
+So the preferred candidates are: the masks preferred by *every* list without a preferred nil
+(a set intersection over explicit lists, a membership test for implicit sources), or, when
+every list has a preferred nil, the default mask and every mask some list prefers. Preferred
+always beats non-preferred, so the best candidate (narrowest, or closest with
+prefer-closest) is the answer. When only implicit sources constrain ``m``, masks are
+searched by size (the sources' preferred sizes) and, within a size, in the kubelet's order:
+numerically smallest first (a depth-first search that drops the highest node first) or, for
+prefer-closest, a branch and bound on the sum of distances; a branch is cut as soon as some
+source cannot complete it to a hint (``can_complete``).
+
+**Phase 2 - non-preferred.** Without a preferred candidate the flags no longer matter: the
+answer is the best *achievable* AND (non-zero) under the bnp order: count == bnp, then
+counts below bnp (largest first), then above (smallest first), ties by narrowest/closest.
+* Few nodes (at most ``expand_limit``): the set of achievable ANDs is built list by list
+  (``{a & m}``, deduplicated; at most 2^N values), masks clipped to the default and
+  duplicates dropped first, so 4 lists of 255 hints on 8 nodes cost ~4 x 255 x 255
+  operations instead of 255^4 permutations.
+* Many nodes: candidate masks are searched count by count in the bnp order, each tested
+  exactly: ``M`` is achievable iff every list has a hint containing ``M`` and the nodes
+  outside ``M`` can be left out by some list. An explicit list leaves out what its chosen
+  hint lacks; an implicit (additive-capacity) source can leave out nodes whose free
+  capacity sums to at most its slack. That is a small assignment problem solved by
+  backtracking with memoisation; nodes some list leaves out for free are assigned first.
+
+Equivalence with the kubelet is argued in ``docs/merge.md`` and checked by differential
+tests. Worst cases stay exponential (prefer-closest on large preferred sizes; adversarial
+capacities in phase 2), but no realistic input enumerates more than a few thousand masks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+
+from cpumanager.core.hints.hint import TopologyHint
+from cpumanager.core.hints.source import HintSource, iter_bits
+from cpumanager.core.merge.exact import (
+    AnyProviderHints,
+    RawHint,
+    filter_providers_hints,
+    to_hint,
+)
+from cpumanager.core.merge.options import NUMAInfo
+from cpumanager.errors import ConfigError
+
+__all__ = ["DEFAULT_EXPAND_LIMIT", "FastStats", "merge_fast", "solve_lists"]
+
+DEFAULT_EXPAND_LIMIT = 10
+
+Key = tuple[float, ...]
+
+
+@dataclass(slots=True)
+class FastStats:
+    """What the fast merge did (for explanations and benchmarks)."""
+
+    phase: str = ""
+    masks_tested: int = 0
+    achievable_sets: int = 0
+
+
+@dataclass(slots=True)
+class _Explicit:
+    hints: list[RawHint]
+    min_count: int = 0
+    nil_preferred: bool = False
+    preferred: set[int] = field(default_factory=set)
+    options: list[int] = field(default_factory=list)
+
+    @classmethod
+    def build(cls, hints: list[RawHint], default: int) -> _Explicit:
+        counts = [bits.bit_count() for bits, _ in hints if bits is not None]
+        options: set[int] = set()
+        preferred: set[int] = set()
+        nil_preferred = False
+        for bits, pref in hints:
+            if bits is None:
+                options.add(default)
+                nil_preferred = nil_preferred or pref
+            else:
+                if pref:
+                    preferred.add(bits)
+                if bits & default:
+                    options.add(bits & default)
+        options.discard(0)
+        return cls(hints, min(counts, default=0), nil_preferred, preferred, sorted(options))
+
+
+class _Solver:
+    """Both phases over normalized lists (explicit ones and implicit sources)."""
+
+    def __init__(
+        self,
+        numa: NUMAInfo,
+        explicit: list[_Explicit],
+        implicit: list[HintSource],
+        *,
+        closest: bool,
+        expand_limit: int,
+        stats: FastStats,
+    ) -> None:
+        self.numa = numa
+        self.default = numa.default_bits
+        self.explicit = explicit
+        self.implicit = implicit
+        self.closest = closest
+        self.expand_limit = expand_limit
+        self.stats = stats
+        self.bnp = max(
+            [item.min_count for item in explicit] + [src.min_size() for src in implicit],
+            default=0,
+        )
+        self._sums: dict[int, int] = {}
+
+    # --- orders -------------------------------------------------------------------------
+    def within(self, bits: int) -> Key:
+        """Order among masks of one size: numeric, or average distance then numeric."""
+        if self.closest:
+            return (self.numa.average_distance(bits), float(bits))
+        return (float(bits),)
+
+    def preferred_key(self, bits: int) -> Key:
+        return (float(bits.bit_count()), *self.within(bits))
+
+    def count_rank(self, count: int) -> tuple[int, int]:
+        bnp = self.bnp
+        if count == bnp:
+            return (0, 0)
+        if count < bnp:
+            return (1, -count)
+        return (2, count)
+
+    def non_preferred_key(self, bits: int) -> Key:
+        group, rank = self.count_rank(bits.bit_count())
+        return (float(group), float(rank), *self.within(bits))
+
+    def count_sequence(self, top: int) -> list[int]:
+        """Counts in the bnp order: bnp, bnp-1, ..., 1, bnp+1, ..., top."""
+        bnp = min(self.bnp, top)
+        below = list(range(bnp, 0, -1))
+        return below + list(range(max(bnp, 0) + 1, top + 1))
+
+    # --- phase 1 ------------------------------------------------------------------------
+    def preferred_phase(self) -> int | None:
+        constraining = [item for item in self.explicit if not item.nil_preferred]
+        default = self.default
+        candidates: set[int]
+        if constraining:
+            candidates = set(constraining[0].preferred)
+            for item in constraining[1:]:
+                candidates &= item.preferred
+            candidates = {
+                bits for bits in candidates if all(src.preferred(bits) for src in self.implicit)
+            }
+        elif not self.implicit:
+            candidates = {default}
+            for item in self.explicit:
+                candidates |= item.preferred
+        else:
+            return self.search_preferred()
+        merged = {bits & default for bits in candidates} - {0}
+        self.stats.masks_tested += len(candidates)
+        return min(merged, key=self.preferred_key) if merged else None
+
+    def search_preferred(self) -> int | None:
+        sources = self.implicit
+        universe = self.default
+        for src in sources:
+            universe &= src.universe
+        sizes = set(sources[0].preferred_sizes())
+        for src in sources[1:]:
+            sizes &= set(src.preferred_sizes())
+
+        def viable(chosen: int, pool: int, size: int) -> bool:
+            return all(src.can_complete(chosen, pool, size) for src in sources)
+
+        def accept(bits: int) -> bool:
+            return all(src.preferred(bits) for src in sources)
+
+        for size in sorted(sizes):
+            if 0 < size <= universe.bit_count():
+                found = self.search(universe, size, accept, viable)
+                if found is not None:
+                    return found
+        return None
+
+    # --- generic mask search ------------------------------------------------------------
+    def search(
+        self,
+        universe: int,
+        size: int,
+        accept: Callable[[int], bool],
+        viable: Callable[[int, int, int], bool],
+    ) -> int | None:
+        """Best mask of ``size`` nodes of ``universe`` that ``accept`` takes (``within`` order)."""
+        nodes = sorted(iter_bits(universe), reverse=True)
+        suffix = [0] * (len(nodes) + 1)
+        for index in range(len(nodes) - 1, -1, -1):
+            suffix[index] = suffix[index + 1] | (1 << nodes[index])
+        stats = self.stats
+        if not self.closest:
+
+            def first(index: int, chosen: int, taken: int) -> int | None:
+                if taken == size:
+                    stats.masks_tested += 1
+                    return chosen if accept(chosen) else None
+                if len(nodes) - index < size - taken:
+                    return None
+                if not viable(chosen, suffix[index], size):
+                    return None
+                found = first(index + 1, chosen, taken)
+                if found is not None:
+                    return found
+                return first(index + 1, chosen | (1 << nodes[index]), taken + 1)
+
+            return first(0, 0, 0)
+        return self._closest_search(nodes, suffix, size, accept, viable)
+
+    def _pair_sum(self, bits: int) -> int:
+        cached = self._sums.get(bits)
+        if cached is None:
+            ids = list(iter_bits(bits))
+            rows = self.numa.distances
+            cached = sum(rows[a][b] for a in ids for b in ids)
+            self._sums[bits] = cached
+        return cached
+
+    def _closest_search(
+        self,
+        nodes: list[int],
+        suffix: list[int],
+        size: int,
+        accept: Callable[[int], bool],
+        viable: Callable[[int, int, int], bool],
+    ) -> int | None:
+        rows = self.numa.distances
+        off_diagonal = [rows[a][b] for a in nodes for b in nodes if a != b]
+        floor = min(off_diagonal, default=0)
+        best: list[tuple[int, int]] = []
+        stats = self.stats
+
+        def bound(chosen: int, pool: int, missing: int) -> int:
+            if missing == 0:
+                return self._pair_sum(chosen)
+            ids = list(iter_bits(chosen))
+            adds = sorted(
+                rows[y][y] + sum(rows[x][y] + rows[y][x] for x in ids) for y in iter_bits(pool)
+            )
+            return self._pair_sum(chosen) + sum(adds[:missing]) + missing * (missing - 1) * floor
+
+        def walk(index: int, chosen: int, taken: int) -> None:
+            if taken == size:
+                stats.masks_tested += 1
+                if accept(chosen):
+                    key = (self._pair_sum(chosen), chosen)
+                    if not best or key < best[0]:
+                        best[:] = [key]
+                return
+            if len(nodes) - index < size - taken:
+                return
+            pool = suffix[index]
+            if not viable(chosen, pool, size):
+                return
+            if best and bound(chosen, pool, size - taken) > best[0][0]:
+                return
+            walk(index + 1, chosen | (1 << nodes[index]), taken + 1)
+            walk(index + 1, chosen, taken)
+
+        walk(0, 0, 0)
+        return best[0][1] if best else None
+
+    # --- phase 2 ------------------------------------------------------------------------
+    def non_preferred_phase(self) -> int | None:
+        if any(not item.options for item in self.explicit):
+            return None
+        if self.default.bit_count() <= self.expand_limit:
+            return self._enumerate_ands()
+        return self._search_ands()
+
+    def _enumerate_ands(self) -> int | None:
+        option_lists = [item.options for item in self.explicit]
+        option_lists += [
+            sorted({hint.mask.bits for hint in src.explicit() if hint.mask})
+            for src in self.implicit
+        ]
+        option_lists.sort(key=len)
+        reached = {self.default}
+        for options in option_lists:
+            reached = {value & option for value in reached for option in options}
+            reached.discard(0)
+            if not reached:
+                return None
+        self.stats.achievable_sets = len(reached)
+        return min(reached, key=self.non_preferred_key)
+
+    def _search_ands(self) -> int | None:
+        universe = self.default
+        for src in self.implicit:
+            if src.slack() is None:
+                return None
+            universe &= src.universe
+        for item in self.explicit:
+            union = 0
+            for option in item.options:
+                union |= option
+            universe &= union
+        only_implicit = not self.explicit
+
+        def viable(chosen: int, pool: int, _size: int) -> bool:
+            for item in self.explicit:
+                if not any(option & chosen == chosen for option in item.options):
+                    return False
+            return not only_implicit or self.achievable(chosen | pool)
+
+        for count in self.count_sequence(universe.bit_count()):
+            found = self.search(universe, count, self.achievable, viable)
+            if found is not None:
+                return found
+        return None
+
+    def achievable(self, merged: int) -> bool:
+        """Is ``merged`` the AND of one hint per list (and the default)?"""
+        if merged == 0:
+            return False
+        outside = self.default & ~merged
+        choices: list[list[int]] = []
+        for item in self.explicit:
+            left_out = {outside & ~option for option in item.options if option & merged == merged}
+            if not left_out:
+                return False
+            maximal = [a for a in left_out if not any(a != b and a & b == a for b in left_out)]
+            choices.append(maximal)
+        return self._cover(outside, choices, 0)
+
+    def _cover(self, todo: int, choices: list[list[int]], depth: int) -> bool:
+        if depth == len(choices):
+            return self._implicit_cover(todo)
+        return any(self._cover(todo & ~left_out, choices, depth + 1) for left_out in choices[depth])
+
+    def _implicit_cover(self, todo: int) -> bool:
+        if todo == 0:
+            return True
+        sources = self.implicit
+        if not sources:
+            return False
+        costly: list[tuple[int, tuple[int | None, ...]]] = []
+        for node in iter_bits(todo):
+            costs = tuple(src.exclusion_cost(node) for src in sources)
+            if 0 in costs:
+                continue
+            if all(cost is None for cost in costs):
+                return False
+            costly.append((node, costs))
+        if not costly:
+            return True
+        slacks = tuple(src.slack() or 0 for src in sources)
+        costly.sort(key=lambda item: -max(c for c in item[1] if c is not None))
+
+        @cache
+        def assign(index: int, left: tuple[int, ...]) -> bool:
+            if index == len(costly):
+                return True
+            _node, costs = costly[index]
+            for which, cost in enumerate(costs):
+                if cost is not None and cost <= left[which]:
+                    rest = (*left[:which], left[which] - cost, *left[which + 1 :])
+                    if assign(index + 1, rest):
+                        return True
+            return False
+
+        return assign(0, slacks)
+
+
+def _single_numa(raw: list[RawHint]) -> list[RawHint]:
+    return [(bits, pref) for bits, pref in raw if pref and (bits is None or bits.bit_count() == 1)]
+
+
+def _normalize(
+    policy: str, numa: NUMAInfo, providers: Sequence[AnyProviderHints]
+) -> tuple[list[_Explicit], list[HintSource]]:
+    default = numa.default_bits
+    sources = [
+        hints
+        for provider in providers
+        for hints in (provider or {}).values()
+        if isinstance(hints, HintSource)
+    ]
+    explicit: list[_Explicit] = []
+    implicit: list[HintSource] = []
+    source_iter = iter(sources)
+    for (_index, resource), hints in filter_providers_hints(providers, expand=False):
+        raw: list[RawHint] = hints
+        if not hints:
+            src = next(source_iter)
+            if src.universe & ~default:
+                msg = (
+                    f"hint source for {resource!r} uses NUMA nodes outside the machine's "
+                    f"{sorted(numa.nodes)}; build it from the same machine"
+                )
+                raise ConfigError(msg)
+            if policy == "single-numa-node":
+                raw = [(1 << n, True) for n in iter_bits(src.universe) if src.preferred(1 << n)]
+            elif src.min_size() == 0:
+                raw = [(None, False)]
+            else:
+                implicit.append(src)
+                continue
+        if policy == "single-numa-node":
+            raw = _single_numa(raw)
+        explicit.append(_Explicit.build(raw, default))
+    return explicit, implicit
+
+
+def solve_lists(
+    policy: str,
+    numa: NUMAInfo,
+    providers: Sequence[AnyProviderHints],
+    *,
+    prefer_closest: bool = False,
+    expand_limit: int = DEFAULT_EXPAND_LIMIT,
+    stats: FastStats | None = None,
+) -> RawHint:
+    """The merged (mask bits, preferred) pair before the policy's final rewriting."""
+    stats = stats if stats is not None else FastStats()
+    explicit, implicit = _normalize(policy, numa, providers)
+    default = numa.default_bits
+    if any(not item.hints for item in explicit):
+        stats.phase = "empty-list"
+        return (default, False)
+    solver = _Solver(
+        numa,
+        explicit,
+        implicit,
+        closest=prefer_closest and policy != "single-numa-node",
+        expand_limit=expand_limit,
+        stats=stats,
+    )
+    found = solver.preferred_phase()
+    if found is not None:
+        stats.phase = "preferred"
+        return (found, True)
+    found = solver.non_preferred_phase()
+    stats.phase = "non-preferred" if found is not None else "none"
+    return (found, False) if found is not None else (default, False)
+
+
+def merge_fast(
+    policy: str,
+    numa: NUMAInfo,
+    providers: Sequence[AnyProviderHints],
+    *,
+    prefer_closest: bool = False,
+    expand_limit: int = DEFAULT_EXPAND_LIMIT,
+    stats: FastStats | None = None,
+) -> tuple[TopologyHint, bool]:
+    """Same (hint, admit) as :func:`~cpumanager.core.merge.exact.merge_exact`, fast."""
+    if policy == "none":
+        return TopologyHint(None, False), True
+    bits, preferred = solve_lists(
+        policy,
+        numa,
+        providers,
+        prefer_closest=prefer_closest,
+        expand_limit=expand_limit,
+        stats=stats,
+    )
+    if policy == "single-numa-node" and bits == numa.default_bits:
+        return TopologyHint(None, preferred), preferred
+    return to_hint((bits, preferred)), (True if policy == "best-effort" else preferred)

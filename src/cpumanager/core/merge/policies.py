@@ -1,0 +1,103 @@
+"""Topology Manager policies: one entry point for none, best-effort, restricted, single-numa-node.
+
+:func:`merge` takes the providers' answers for one container (container scope) or one pod
+(pod scope) and returns the merged hint and the admit decision. It runs the fast merge by
+default; ``method="exact"`` walks the kubelet's cross product instead (same answer, for
+checking and for small inputs). ``explain=True`` adds the explanation as data.
+
+Admission rules (kubelet): ``none`` and ``best-effort`` always admit; ``restricted`` and
+``single-numa-node`` admit iff the merged hint is preferred. ``none`` never consults the
+providers and returns ``{nil, not preferred}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from cpumanager.core.hints.hint import TopologyHint
+from cpumanager.core.merge.exact import AnyProviderHints, merge_exact
+from cpumanager.core.merge.explain import MergeExplanation, explain_merge
+from cpumanager.core.merge.fast import DEFAULT_EXPAND_LIMIT, FastStats, merge_fast
+from cpumanager.core.merge.options import (
+    POLICIES,
+    NUMAInfo,
+    TopologyManagerConfig,
+    TopologyPolicyOptions,
+)
+from cpumanager.errors import ConfigError
+
+__all__ = ["MergeResult", "merge", "merge_hints"]
+
+Method = Literal["fast", "exact"]
+
+
+@dataclass(frozen=True, slots=True)
+class MergeResult:
+    """The merged hint, the admit decision, and (on request) why."""
+
+    hint: TopologyHint
+    admit: bool
+    policy: str
+    method: Method
+    explanation: MergeExplanation | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {"hint": self.hint.to_json(), "admit": self.admit}
+
+
+def merge(
+    policy: str,
+    numa: NUMAInfo,
+    providers: Sequence[AnyProviderHints],
+    *,
+    options: TopologyPolicyOptions | None = None,
+    method: Method = "fast",
+    explain: bool = False,
+    expand_limit: int = DEFAULT_EXPAND_LIMIT,
+) -> MergeResult:
+    """Merge the providers' hints under ``policy`` (see the module docstring)."""
+    if method not in ("fast", "exact"):
+        msg = f"unknown merge method {method!r}; use 'fast' or 'exact'"
+        raise ConfigError(msg)
+    if policy not in POLICIES:
+        msg = f'unknown policy: "{policy}"; use one of: {", ".join(POLICIES)}'
+        raise ConfigError(msg)
+    opts = options or TopologyPolicyOptions()
+    closest = opts.prefer_closest_numa
+    if closest and policy != "single-numa-node":
+        NUMAInfo.of(numa.nodes, numa.distances, require_distances=True)
+    if method == "exact":
+        hint, admit = merge_exact(policy, numa, providers, prefer_closest=closest)
+    else:
+        hint, admit = merge_fast(
+            policy,
+            numa,
+            providers,
+            prefer_closest=closest,
+            expand_limit=expand_limit,
+            stats=FastStats(),
+        )
+    explanation = None
+    if explain:
+        explanation = explain_merge(policy, numa, providers, hint=hint, admit=admit)
+    return MergeResult(hint, admit, policy, method, explanation)
+
+
+def merge_hints(
+    config: TopologyManagerConfig,
+    numa_nodes: Sequence[int],
+    providers: Sequence[AnyProviderHints],
+    *,
+    distances: Mapping[int, Sequence[int] | Mapping[int, int]] | None = None,
+    method: Method = "fast",
+    explain: bool = True,
+) -> MergeResult:
+    """:func:`merge` for a validated configuration (what the Topology Manager calls)."""
+    numa = config.numa
+    if numa is None or (distances is not None and not numa.distances):
+        numa = NUMAInfo.of(numa_nodes, distances)
+    return merge(
+        config.policy, numa, providers, options=config.options, method=method, explain=explain
+    )
