@@ -1,0 +1,94 @@
+"""The implicit CPU hint rule describes exactly the list the explicit generator returns."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cpumanager.core.bitmask import iterate_masks
+from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.hints.cpu_hints import cpu_hint_source, generate_cpu_hints
+from cpumanager.core.presets import get_preset, synthetic
+from cpumanager.core.topology import CPUTopology
+
+MACHINES = {
+    "dual-socket-ht": get_preset("topoDualSocketHT"),
+    "2s2n3c2t": synthetic(sockets=2, numa_per_socket=2, cores_per_numa=3),
+    "1s4n2c1t": synthetic(sockets=1, numa_per_socket=4, cores_per_numa=2, threads=1),
+    "2s3n2c2t": synthetic(sockets=2, numa_per_socket=3, cores_per_numa=2),
+    "with-cpuless": synthetic(
+        sockets=2, numa_per_socket=1, cores_per_numa=2, threads=1, cpuless_memory_bytes=(0, 0)
+    ),
+}
+
+
+def _agree(topo: CPUTopology, available: CPUSet, reusable: CPUSet, count: int, align: bool) -> None:
+    explicit = generate_cpu_hints(
+        topo, available=available, reusable=reusable, count=count, align_by_socket=align
+    )
+    source = cpu_hint_source(
+        topo, available=available, reusable=reusable, count=count, align_by_socket=align
+    )
+    assert source.explicit() == explicit
+    listed = {hint.mask.bits: hint.preferred for hint in explicit if hint.mask is not None}
+    for mask in iterate_masks(topo.numa_ids()):
+        assert source.feasible(mask.bits) == (mask.bits in listed)
+        assert source.preferred(mask.bits) == listed.get(mask.bits, False)
+    counts = [hint.mask.count() for hint in explicit if hint.mask is not None]
+    assert source.min_size() == min(counts, default=0)
+    assert source.universe & ~sum(1 << n for n in topo.cpu_numa_ids()) == 0
+
+
+@st.composite
+def hint_inputs(draw: st.DrawFn) -> tuple[CPUTopology, CPUSet, CPUSet, int, bool]:
+    topo = MACHINES[draw(st.sampled_from(sorted(MACHINES)))]
+    cpu_ids = sorted(topo.all_cpus)
+    free = draw(st.sets(st.sampled_from(cpu_ids)))
+    reusable = draw(st.sets(st.sampled_from(cpu_ids), max_size=3)) - free
+    if draw(st.integers(0, 19)) == 0:
+        reusable = reusable | {max(cpu_ids) + 5}  # a CPU the machine does not have
+    count = draw(st.integers(1, len(cpu_ids) + 1))
+    return topo, CPUSet(free), CPUSet(reusable), count, draw(st.booleans())
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hint_inputs())
+def test_implicit_equals_explicit(case: tuple[CPUTopology, CPUSet, CPUSet, int, bool]) -> None:
+    _agree(*case)
+
+
+@pytest.mark.parametrize("count", [1, 2, 5, 12])
+def test_cpuless_nodes_never_widen_cpu_hints(count: int) -> None:
+    topo = MACHINES["with-cpuless"]
+    source = cpu_hint_source(topo, available=topo.all_cpus, reusable=CPUSet(), count=count)
+    assert source.universe == 0b11
+    for hint in source.explicit():
+        assert hint.mask is not None
+        assert hint.mask.bits & ~0b11 == 0
+
+
+def test_implicit_source_at_64_nodes_is_cheap() -> None:
+    topo = get_preset("ia64-4s-64n")
+    source = cpu_hint_source(topo, available=topo.all_cpus, reusable=CPUSet(), count=10)
+    assert source.universe == (1 << 64) - 1
+    assert source.preferred_size == 3  # 4 CPUs per node
+    assert source.min_size() == 3
+    assert source.preferred(0b111)
+    assert not source.preferred(0b1111)
+    assert source.feasible(0b1111)
+    assert not source.feasible(0b11)
+    assert source.can_complete(0b1, (1 << 64) - 2, 3)
+    assert not source.can_complete(0b1, 0b10, 3)
+    assert "needs 10 free CPUs" in source.describe()
+
+
+def test_reusable_nodes_are_required() -> None:
+    topo = MACHINES["1s4n2c1t"]
+    # CPUs 0-1 on node 0, 2-3 on node 1, ...; CPU 2 reusable: node 1 in every hint.
+    source = cpu_hint_source(topo, available=CPUSet({4, 5}), reusable=CPUSet({2}), count=3)
+    assert source.required == 0b10
+    assert source.exclusion_cost(1) is None
+    assert source.exclusion_cost(2) == 2
+    assert source.slack() == 0
+    assert [h.mask.bits for h in source.explicit() if h.mask] == [0b110, 0b111, 0b1110, 0b1111]
