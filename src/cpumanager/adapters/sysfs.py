@@ -48,6 +48,7 @@ __all__ = ["CacheFacts", "CPUFacts", "SysfsReader", "parse_hex_mask"]
 
 _CPU_DIR = re.compile(r"cpu(\d+)")
 _NODE_DIR = re.compile(r"node(\d+)")
+_HEX_MASK = re.compile(r"(?:0x)?[0-9a-f]{0,8}(?:,(?:0x)?[0-9a-f]{0,8})*", re.IGNORECASE)
 _PER_CPU = re.compile(r"/cpu(\d+)(?=/)")
 _MEMTOTAL = re.compile(r"MemTotal:\s*(\d+)\s*(kB)?", re.IGNORECASE)
 
@@ -55,15 +56,17 @@ _MEMTOTAL = re.compile(r"MemTotal:\s*(\d+)\s*(kB)?", re.IGNORECASE)
 def parse_hex_mask(text: str) -> CPUSet:
     """A kernel cpumask (``"00000000,00000101"``: 32-bit hex words, most significant first)."""
     stripped = text.strip()
-    bits = 0
     if not stripped:
         return CPUSet()
-    for word in stripped.split(","):
-        digits = word.strip().removeprefix("0x")
-        if len(digits) > 8 or not all(ch in "0123456789abcdefABCDEF" for ch in digits):
-            msg = f"not a hex CPU mask: {stripped!r}"
-            raise ValueError(msg)
-        bits = (bits << 32) | int(digits or "0", 16)
+    if _HEX_MASK.fullmatch(stripped) is None:
+        msg = f"not a hex CPU mask: {stripped!r}"
+        raise ValueError(msg)
+    words = stripped.split(",")
+    if all(len(word) == 8 for word in words):  # the kernel's own, zero-padded form
+        return CPUSet.from_bits(int(stripped.replace(",", ""), 16))
+    bits = 0
+    for word in words:
+        bits = (bits << 32) | int(word.removeprefix("0x") or "0", 16)
     return CPUSet.from_bits(bits)
 
 
