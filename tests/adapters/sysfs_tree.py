@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.topology import CPUTopology
 
 
 def hex_mask(cpus: str) -> str:
@@ -176,4 +177,38 @@ def regular(
             row = [10 if other == socket else 21 for other in range(sockets)]
             tree.node(socket, str(CPUSet(socket_cpus)), memory_kb=1 << 20, distance=row)
         tree.node_online(f"0-{sockets - 1}")
+    return tree
+
+
+def tree_from_topology(root: Path, topology: CPUTopology, *, masks: bool = False) -> SysfsTree:
+    """The sysfs a kernel would show for ``topology`` (core_id restarting per socket)."""
+    tree = SysfsTree(root).online(str(topology.all_cpus))
+    for rec in topology.cpus.values():
+        core_cpus = topology.cpus_in_cores([rec.core])
+        socket_cpus = topology.cpus_in_sockets([rec.socket])
+        local_core = sorted(topology.cores_of(socket_cpus)).index(rec.core)
+        tree.cpu(
+            rec.cpu,
+            package=rec.socket,
+            core_id=local_core,
+            siblings=str(core_cpus),
+            package_cpus=str(socket_cpus),
+            masks=masks,
+            caches=[
+                (1, "Data", str(core_cpus)),
+                (2, "Unified", str(core_cpus)),
+                (3, "Unified", str(topology.cpus_in_l3([rec.l3]))),
+            ],
+        )
+    ids = topology.numa_ids()
+    for node in topology.numa_nodes:
+        memory = node.memory_bytes
+        tree.node(
+            node.id,
+            str(topology.cpus_in_numa_nodes([node.id])),
+            memory_kb=None if memory is None else memory // 1024,
+            distance=[node.distances[other] for other in ids] if node.distances else None,
+            cpumap=masks,
+        )
+    tree.node_online(str(CPUSet(ids)))
     return tree

@@ -366,6 +366,23 @@ def test_nodes_not_online_are_left_out(tmp_path: Path) -> None:
     assert any("not in node/online" in w for w in t.warnings)
 
 
+def test_node_online_naming_no_directory_is_ignored(tmp_path: Path) -> None:
+    tree = regular(tmp_path, sockets=1, cores=2, threads=1, numa=False)
+    tree.node(0, "0-1", distance=[10])
+    tree.node_online("5")
+    t = read(tmp_path)
+    assert nodes(t) == {0: "0-1"}
+    assert any("none of the nodeN directories" in w for w in t.warnings)
+
+
+def test_huge_ids_in_a_list_file_are_a_warning_not_a_memory_blowup(tmp_path: Path) -> None:
+    tree = regular(tmp_path, sockets=1, cores=2, threads=1)
+    tree.write("sys/devices/system/node/node0/cpulist", "0-4294967296\n")
+    t = read(tmp_path)
+    assert nodes(t) == {0: "0-1"}  # the unusable list is ignored; CPUs fall back to node 0
+    assert any("node0/cpulist is not a CPU list" in w for w in t.warnings)
+
+
 def test_cpus_in_no_node_go_to_node_0(tmp_path: Path) -> None:
     tree = regular(tmp_path, sockets=1, cores=4, threads=1, numa=False)
     tree.node(0, "0-1")

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.cpuset import MAX_CPU_ID, CPUSet
 from cpumanager.errors import InputError, InvalidCPUSetError
 
 # --- kubelet vectors (k8s.io/utils cpuset/cpuset_test.go) ----------------------------------
@@ -80,6 +80,13 @@ def test_parse_edges(text: str, expected: list[int]) -> None:
 def test_parse_rejects(text: str) -> None:
     with pytest.raises(InvalidCPUSetError):
         CPUSet.parse(text)
+
+
+@pytest.mark.parametrize("text", ["0-4294967296", "4294967296", "+1048576", "1,2-9999999"])
+def test_ids_past_the_cap_are_rejected_before_allocating(text: str) -> None:
+    with pytest.raises(InvalidCPUSetError, match=f"above {MAX_CPU_ID}"):
+        CPUSet.parse(text)
+    assert CPUSet.parse(str(MAX_CPU_ID)).max() == MAX_CPU_ID
 
 
 def test_reversed_range_message_names_the_range() -> None:

@@ -316,7 +316,9 @@ class SysfsReader:
     def _sockets(self, facts: Mapping[int, CPUFacts], online: CPUSet) -> dict[int, int]:
         """CPU -> socket id."""
         groups = self._group(online, {c: facts[c].package_cpus for c in online}, "package")
-        rest = [cpu for cpu in online if facts[cpu].package_cpus is None]
+        placed = CPUSet().union(*groups.values())
+        # CPUs without a mask of their own that another CPU's mask claims stay in that group.
+        rest = [cpu for cpu in online if facts[cpu].package_cpus is None and cpu not in placed]
         by_id: dict[int, list[int]] = {}
         unknown: list[int] = []
         for cpu in rest:
@@ -378,9 +380,10 @@ class SysfsReader:
             wider = [(level, shared) for level, shared in data if shared - own_core]
             masks[cpu] = max(wider, key=lambda item: item[0])[1] if wider else None
         groups = self._group(online, masks, "L3 cache")
+        placed = CPUSet().union(*groups.values())
         by_socket: dict[int, int] = {}
         for cpu in online:
-            if masks[cpu] is None:
+            if masks[cpu] is None and cpu not in placed:
                 by_socket[socket_of[cpu]] = by_socket.get(socket_of[cpu], 0) | (1 << cpu)
         for bits in by_socket.values():
             cpus = CPUSet.from_bits(bits)
@@ -411,7 +414,12 @@ class SysfsReader:
             memory = self._memory(self._root / "proc/meminfo")
             return dict.fromkeys(online, 0), [NUMANodeInfo(id=0, memory_bytes=memory)]
         node_online = self._cpulist(node_root / "online")
-        if node_online is not None and node_online:
+        if node_online is not None and not any(node in node_online for node in dirs):
+            self._warn(
+                f"node/online lists {str(node_online)!r}, none of the nodeN directories; ignored it"
+            )
+            node_online = None
+        if node_online is not None:
             dropped = [node for node in dirs if node not in node_online]
             if dropped:
                 self._warn(f"NUMA nodes {dropped} are not in node/online; left them out")

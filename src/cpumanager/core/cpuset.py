@@ -17,9 +17,12 @@ from collections.abc import Iterable, Iterator
 
 from cpumanager.errors import InvalidCPUSetError
 
-__all__ = ["CPUSet"]
+__all__ = ["MAX_CPU_ID", "CPUSet"]
 
 _MAX_ATOI = (1 << 63) - 1
+# Parsing is where outside text meets memory: "0-4294967296" would be a 512 MiB int. Linux
+# caps NR_CPUS at 8192 today; ids up to about a million are accepted, larger ones rejected.
+MAX_CPU_ID = (1 << 20) - 1
 # Ids of at most 18 digits always fit Go's int64, so text matching this needs no _atoi.
 _PLAIN = re.compile(r"\d{1,18}(?:-\d{1,18})?(?:,\d{1,18}(?:-\d{1,18})?)*", re.ASCII)
 
@@ -37,6 +40,13 @@ def _atoi(text: str, element: str, whole: str) -> int:
     if value < 0:
         raise InvalidCPUSetError(whole, f"element {element!r} is negative")
     return value
+
+
+def _checked(ranges: list[tuple[int, int]], text: str) -> list[tuple[int, int]]:
+    top = max(end for _start, end in ranges)
+    if top > MAX_CPU_ID:
+        raise InvalidCPUSetError(text, f"CPU id {top} is above {MAX_CPU_ID}, the largest accepted")
+    return ranges
 
 
 def _bits_of(ranges: list[tuple[int, int]]) -> int:
@@ -101,7 +111,7 @@ class CPUSet:
                 if start > end:
                     raise InvalidCPUSetError(text, f'invalid range "{element}" ({start} > {end})')
                 ranges.append((start, end))
-            return cls.from_bits(_bits_of(ranges))
+            return cls.from_bits(_bits_of(_checked(ranges, text)))
         for element in text.split(","):
             if element == "":
                 raise InvalidCPUSetError(text, "empty element")
@@ -114,7 +124,7 @@ class CPUSet:
             if start > end:
                 raise InvalidCPUSetError(text, f'invalid range "{element}" ({start} > {end})')
             ranges.append((start, end))
-        return cls.from_bits(_bits_of(ranges))
+        return cls.from_bits(_bits_of(_checked(ranges, text)))
 
     # --- value behaviour -------------------------------------------------------------
 
