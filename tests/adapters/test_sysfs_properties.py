@@ -3,6 +3,7 @@ and no garbage in any file ever produces anything but warnings or a MachineError
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -123,6 +124,9 @@ def test_garbage_files_never_crash(data: st.DataObject) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(
+    not os.environ.get("CPUMANAGER_SLOW"), reason="long fuzzer: set CPUMANAGER_SLOW=1 to run it"
+)
 @settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_garbage_files_never_crash_long(data: st.DataObject) -> None:
