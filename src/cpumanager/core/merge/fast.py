@@ -120,6 +120,7 @@ class _Solver:
             default=0,
         )
         self._sums: dict[int, int] = {}
+        self._costs: tuple[int, int, dict[int, tuple[int | None, ...]]] | None = None
 
     # --- orders -------------------------------------------------------------------------
     def within(self, bits: int) -> Key:
@@ -242,20 +243,33 @@ class _Solver:
         accept: Callable[[int], bool],
         viable: Callable[[int, int, int], bool],
     ) -> int | None:
+        """Branch and bound on (sum of distances, bits): ascending nodes, include first.
+
+        Including low nodes first finds low-numbered masks early, so a branch whose bound
+        only ties the best sum is cut as soon as its smallest possible mask is not smaller.
+        """
+        order = sorted(nodes)
+        rest = [0] * (len(order) + 1)
+        for index in range(len(order) - 1, -1, -1):
+            rest[index] = rest[index + 1] | (1 << order[index])
         rows = self.numa.distances
-        off_diagonal = [rows[a][b] for a in nodes for b in nodes if a != b]
+        off_diagonal = [rows[a][b] for a in order for b in order if a != b]
         floor = min(off_diagonal, default=0)
         best: list[tuple[int, int]] = []
         stats = self.stats
 
-        def bound(chosen: int, pool: int, missing: int) -> int:
+        def bound(chosen: int, index: int, missing: int) -> tuple[int, int]:
+            low = chosen
+            for node in order[index : index + missing]:
+                low |= 1 << node
             if missing == 0:
-                return self._pair_sum(chosen)
+                return self._pair_sum(chosen), low
             ids = list(iter_bits(chosen))
             adds = sorted(
-                rows[y][y] + sum(rows[x][y] + rows[y][x] for x in ids) for y in iter_bits(pool)
+                rows[y][y] + sum(rows[x][y] + rows[y][x] for x in ids) for y in order[index:]
             )
-            return self._pair_sum(chosen) + sum(adds[:missing]) + missing * (missing - 1) * floor
+            total = self._pair_sum(chosen) + sum(adds[:missing])
+            return total + missing * (missing - 1) * floor, low
 
         def walk(index: int, chosen: int, taken: int) -> None:
             if taken == size:
@@ -265,16 +279,16 @@ class _Solver:
                     if not best or key < best[0]:
                         best[:] = [key]
                 return
-            if len(nodes) - index < size - taken:
+            if len(order) - index < size - taken:
                 return
-            pool = suffix[index]
-            if not viable(chosen, pool, size):
+            if not viable(chosen, rest[index], size):
                 return
-            if best and bound(chosen, pool, size - taken) > best[0][0]:
+            if best and bound(chosen, index, size - taken) >= best[0]:
                 return
-            walk(index + 1, chosen | (1 << nodes[index]), taken + 1)
+            walk(index + 1, chosen | (1 << order[index]), taken + 1)
             walk(index + 1, chosen, taken)
 
+        del nodes, suffix
         walk(0, 0, 0)
         return best[0][1] if best else None
 
@@ -346,23 +360,44 @@ class _Solver:
             return self._implicit_cover(todo)
         return any(self._cover(todo & ~left_out, choices, depth + 1) for left_out in choices[depth])
 
+    def _node_costs(self) -> tuple[int, int, dict[int, tuple[int | None, ...]]]:
+        """Per node, what each implicit source pays to leave it out (computed once).
+
+        Returns (nodes some source leaves out for free, nodes no source can leave out,
+        costs of the remaining nodes).
+        """
+        if self._costs is None:
+            free = 0
+            stuck = 0
+            costly: dict[int, tuple[int | None, ...]] = {}
+            for node in iter_bits(self.default):
+                costs = tuple(src.exclusion_cost(node) for src in self.implicit)
+                if 0 in costs:
+                    free |= 1 << node
+                elif all(cost is None for cost in costs):
+                    stuck |= 1 << node
+                else:
+                    costly[node] = costs
+            self._costs = (free, stuck, costly)
+        return self._costs
+
     def _implicit_cover(self, todo: int) -> bool:
         if todo == 0:
             return True
-        sources = self.implicit
-        if not sources:
+        if not self.implicit:
             return False
-        costly: list[tuple[int, tuple[int | None, ...]]] = []
-        for node in iter_bits(todo):
-            costs = tuple(src.exclusion_cost(node) for src in sources)
-            if 0 in costs:
-                continue
-            if all(cost is None for cost in costs):
-                return False
-            costly.append((node, costs))
-        if not costly:
+        free, stuck, table = self._node_costs()
+        if todo & stuck:
+            return False
+        todo &= ~free
+        if todo == 0:
             return True
-        slacks = tuple(src.slack() or 0 for src in sources)
+        slacks = tuple(src.slack() or 0 for src in self.implicit)
+        costly = [(node, table[node]) for node in iter_bits(todo)]
+        for which, slack in enumerate(slacks):
+            spent = [costs[which] for _node, costs in costly]
+            if None not in spent and sum(c for c in spent if c is not None) <= slack:
+                return True  # one source leaves every costly node out by itself
         costly.sort(key=lambda item: -max(c for c in item[1] if c is not None))
 
         @cache
