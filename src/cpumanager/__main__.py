@@ -1,5 +1,7 @@
 """`python -m cpumanager`."""
 
+import sys
+
 from cpumanager.cli.main import main
 
-main()
+sys.exit(main())

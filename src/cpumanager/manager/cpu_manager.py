@@ -1,0 +1,310 @@
+"""CPUManager: the kubelet's CPU manager lifecycle over pure policies and narrow ports.
+
+Decide, then commit: the policy returns a new snapshot, the manager saves it through the
+StateStore and only then makes it current. A failed save raises and leaves the previous
+state in force in memory and on disk (the kubelet only logs a failed write and carries on
+with memory and disk disagreeing).
+
+Stale-state removal runs before every hint request, before every allocation and at the start
+of every reconcile pass, guarded only by "all pod sources ready"; an empty list of active
+pods releases everything (pods that exited while the manager was down).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from cpumanager.core.bitmask import NUMAMask
+from cpumanager.core.containermap import ContainerMap
+from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.events import (
+    Allocated,
+    PinningFailed,
+    Reconciled,
+    Released,
+    Started,
+    StateRepaired,
+)
+from cpumanager.core.gc import active_containers, stale_keys
+from cpumanager.core.hints.hint import ProviderHints
+from cpumanager.core.ids import ContainerID, ContainerKey, ContainerName, PodUID
+from cpumanager.core.policy.base import Policy, ReusableCPUs
+from cpumanager.core.reconcile import ContainerStatus, plan_updates
+from cpumanager.core.repair import repair_snapshot
+from cpumanager.core.state import StateSnapshot
+from cpumanager.core.workload import Container, Pod, guaranteed_cpus
+from cpumanager.errors import AllocationError, CheckpointError, CpuManagerError, HostError
+from cpumanager.ports import NULL_OBSERVER, Observer, Runtime, StateStore
+
+__all__ = ["CPUManager", "ReconcileReport"]
+
+
+@dataclass(frozen=True, slots=True)
+class ReconcileReport:
+    """One reconcile pass (the kubelet's success / failure lists, returned, not logged)."""
+
+    updated: tuple[tuple[ContainerKey, CPUSet], ...]
+    unchanged: tuple[ContainerKey, ...]
+    failed: tuple[tuple[ContainerKey, str], ...]
+
+
+class CPUManager:
+    """One node's CPU manager: state, container map, stale-state removal, reconcile."""
+
+    def __init__(
+        self,
+        *,
+        policy: Policy,
+        store: StateStore,
+        all_cpus: CPUSet,
+        observer: Observer = NULL_OBSERVER,
+        affinity: Callable[[PodUID, ContainerName], NUMAMask | None] | None = None,
+    ) -> None:
+        self._policy = policy
+        self._store = store
+        self._all_cpus = all_cpus
+        self._observer = observer
+        self._affinity = affinity or (lambda _pod, _name: None)
+        self._snapshot = StateSnapshot(policy.name)
+        self._reuse = ReusableCPUs()
+        self._container_map = ContainerMap()
+        self._last_applied: dict[ContainerKey, CPUSet] = {}
+        self._active_pods: Callable[[], Sequence[Pod]] = tuple
+        self._sources_ready: Callable[[], bool] = lambda: True
+        self._allocatable = CPUSet()
+        self._started = False
+
+    # --- lifecycle ---------------------------------------------------------------------
+
+    def start(
+        self,
+        *,
+        active_pods: Callable[[], Sequence[Pod]],
+        sources_ready: Callable[[], bool],
+        running_containers: Iterable[tuple[ContainerID, PodUID, ContainerName]] = (),
+        recover: bool = False,
+    ) -> None:
+        """Restore state (migrating V1 through the running containers), validate, clean up.
+
+        With ``recover`` a state the kubelet would refuse (changed reservation, hot-plugged
+        CPUs, wrong policy) is repaired instead: valid assignments are kept, the rest are
+        returned, and every change is reported as a StateRepaired event.
+        """
+        self._active_pods = active_pods
+        self._sources_ready = sources_ready
+        container_map = ContainerMap()
+        for container_id, pod_uid, name in running_containers:
+            container_map = container_map.add(pod_uid, name, container_id)
+        self._container_map = container_map
+        self._reuse = ReusableCPUs()
+        self._last_applied = {}
+        source = "checkpoint"
+        try:
+            restored = self._store.load(self._policy.name, container_map)
+        except CheckpointError as err:
+            if not recover:
+                raise
+            self._observer.notify(StateRepaired(f"checkpoint discarded: {err.message}"))
+            restored = None
+        if restored is None:
+            source = "new"
+            restored = StateSnapshot(self._policy.name)
+            self._store.save(restored)
+        if restored.policy_name != self._policy.name and recover:
+            self._observer.notify(
+                StateRepaired(
+                    f"checkpoint policy {restored.policy_name!r} replaced by "
+                    f"{self._policy.name!r}; its assignments were kept where still valid"
+                )
+            )
+            restored = StateSnapshot(
+                self._policy.name, restored.default_cpuset, restored.assignments
+            )
+        try:
+            started = self._policy.start(restored)
+        except CheckpointError:
+            if not recover:
+                raise
+            repaired, changes = repair_snapshot(
+                restored,
+                all_cpus=self._all_cpus,
+                reserved=self._policy.reserved_cpus,
+                strict_reservation=self._strict_reservation(),
+            )
+            for change in changes:
+                self._observer.notify(change)
+            started = self._policy.start(repaired)
+        if started != restored:
+            self._store.save(started)
+        self._snapshot = started
+        self._allocatable = self._policy.allocatable_cpus()
+        self._started = True
+        self._observer.notify(
+            Started(
+                policy_name=self._policy.name,
+                default_cpuset=started.default_cpuset,
+                allocatable=self._allocatable,
+                reserved=self._policy.reserved_cpus,
+                exclusive=started.assigned_cpus(),
+                source=source,
+            )
+        )
+        self.remove_stale_state()
+
+    def _strict_reservation(self) -> bool:
+        return bool(getattr(self._policy, "strict_reservation", False))  # static only
+
+    # --- queries ------------------------------------------------------------------------
+
+    @property
+    def snapshot(self) -> StateSnapshot:
+        return self._snapshot
+
+    @property
+    def policy(self) -> Policy:
+        return self._policy
+
+    @property
+    def container_map(self) -> ContainerMap:
+        return self._container_map
+
+    @property
+    def reuse(self) -> ReusableCPUs:
+        return self._reuse
+
+    def allocatable_cpus(self) -> CPUSet:
+        return self._allocatable
+
+    def exclusive_cpus(self, pod_uid: PodUID, container_name: ContainerName) -> CPUSet:
+        found = self._snapshot.cpuset_of(pod_uid, container_name)
+        return CPUSet() if found is None else found
+
+    def cpu_affinity(self, pod_uid: PodUID, container_name: ContainerName) -> CPUSet:
+        """The cpuset a container is created with: its exclusive set, or the shared pool."""
+        return self._snapshot.cpuset_or_default(pod_uid, container_name)
+
+    def last_applied(self) -> Mapping[ContainerKey, CPUSet]:
+        return dict(self._last_applied)
+
+    # --- commit ---------------------------------------------------------------------------
+
+    def _commit(self, snapshot: StateSnapshot) -> None:
+        """Persist first, publish second; a failed save leaves the old state in force."""
+        if snapshot == self._snapshot:
+            return
+        self._store.save(snapshot)
+        self._snapshot = snapshot
+
+    # --- admission ------------------------------------------------------------------------
+
+    def topology_hints(self, pod: Pod, container: Container) -> ProviderHints:
+        self.remove_stale_state()
+        return self._policy.container_hints(self._snapshot, self._reuse, pod, container)
+
+    def pod_topology_hints(self, pod: Pod) -> ProviderHints:
+        self.remove_stale_state()
+        return self._policy.pod_hints(self._snapshot, self._reuse, pod)
+
+    def allocate(self, pod: Pod, container: Container) -> CPUSet:
+        """Give the container its CPUs (exclusive or shared) at admission."""
+        self.remove_stale_state()
+        hint = self._affinity(pod.uid, container.name)
+        try:
+            allocation = self._policy.allocate(self._snapshot, self._reuse, pod, container, hint)
+        except AllocationError as err:
+            if guaranteed_cpus(pod, container):
+                self._observer.notify(
+                    PinningFailed(pod.uid, container.name, err.reason, err.message)
+                )
+            raise
+        self._commit(allocation.snapshot)
+        self._reuse = allocation.reuse
+        if self._snapshot.cpuset_of(pod.uid, container.name) is not None:
+            self._observer.notify(
+                Allocated(
+                    pod.uid,
+                    container.name,
+                    allocation.cpus,
+                    allocation.newly_exclusive,
+                    reused=allocation.reused_existing,
+                    trace=allocation.trace,
+                )
+            )
+        return allocation.cpus
+
+    def add_container(self, pod: Pod, container: Container, container_id: ContainerID) -> None:
+        """The kubelet's PreStartContainer hook: remember the id; seed the applied cache."""
+        cpus = self._snapshot.cpuset_of(pod.uid, container.name)
+        if cpus is not None:
+            self._last_applied[pod.key(container.name)] = cpus
+        self._container_map = self._container_map.add(pod.uid, container.name, container_id)
+
+    def remove_container(self, container_id: ContainerID) -> CPUSet:
+        """Release a container by id; unknown ids are a no-op (as in the kubelet)."""
+        key = self._container_map.ref(container_id)
+        if key is None:
+            return CPUSet()
+        released = self._remove(key, reason="removed")
+        self._container_map = self._container_map.remove_id(container_id)
+        return released
+
+    def _remove(self, key: ContainerKey, *, reason: str) -> CPUSet:
+        held = self._snapshot.cpuset_of(key.pod_uid, key.container_name)
+        removal = self._policy.remove(self._snapshot, key.pod_uid, key.container_name)
+        self._commit(removal.snapshot)
+        self._last_applied.pop(key, None)
+        if held is not None:
+            self._observer.notify(
+                Released(
+                    key.pod_uid,
+                    key.container_name,
+                    removal.released,
+                    removal.returned_to_default,
+                    reason,
+                )
+            )
+        return removal.returned_to_default
+
+    def remove_stale_state(self) -> tuple[ContainerKey, ...]:
+        """Release every container whose pod is no longer active (sources must be ready)."""
+        if not self._started or not self._sources_ready():
+            return ()
+        active = active_containers(self._active_pods())
+        stale = stale_keys(self._snapshot, self._container_map.keys(), active)
+        for key in stale:
+            self._remove(key, reason="stale")
+            self._container_map = self._container_map.remove_ref(key.pod_uid, key.container_name)
+        return stale
+
+    # --- reconcile ------------------------------------------------------------------------
+
+    def reconcile(self, runtime: Runtime, statuses: Iterable[ContainerStatus]) -> ReconcileReport:
+        """One pass of the kubelet's reconcile loop: clean up, then push changed cpusets."""
+        self.remove_stale_state()
+        by_key = {status.key: status for status in statuses}
+        plan = plan_updates(self._snapshot, self._active_pods(), by_key, self._last_applied)
+        for key, container_id in plan.running:
+            self._container_map = self._container_map.add(
+                key.pod_uid, key.container_name, container_id
+            )
+        updated: list[tuple[ContainerKey, CPUSet]] = []
+        failed = list(plan.failures)
+        for update in plan.updates:
+            try:
+                runtime.apply(update.container_id, update.cpus)
+            except (HostError, OSError) as err:
+                message = err.message if isinstance(err, CpuManagerError) else str(err)
+                failed.append((update.key, message))
+                continue
+            self._last_applied[update.key] = update.cpus
+            updated.append((update.key, update.cpus))
+        report = ReconcileReport(tuple(updated), plan.unchanged, tuple(failed))
+        self._observer.notify(
+            Reconciled(
+                tuple((k.pod_uid, k.container_name, c) for k, c in report.updated),
+                tuple((k.pod_uid, k.container_name) for k in report.unchanged),
+                tuple((k.pod_uid, k.container_name, m) for k, m in report.failed),
+            )
+        )
+        return report

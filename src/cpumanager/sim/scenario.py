@@ -1,0 +1,308 @@
+"""Scenario: a machine, a kubelet configuration, optional prior state, and events.
+
+A scenario file is YAML or JSON::
+
+    machine: {preset: dual-socket-ht}        # or {sysfs: DIR}, {file: PATH}, or inline cpus
+    kubelet: {cpuManagerPolicy: static, reservedSystemCPUs: "0"}   # or {file: PATH}
+    devices: {nvidia.com/gpu: {0: 2, 1: 2}}  # optional: device counts (or ids) per NUMA node
+    memory: {0: {memory: 64Gi}}              # optional: allocatable memory per NUMA node
+    state: {file: cpu_manager_state}         # or inline {defaultCpuSet, entries}
+    pods: [<Pod manifest>, ...]              # running at start; they own the state entries
+    events:
+      - admit: <Pod manifest or {file: PATH}>
+      - delete: <pod name or UID>
+      - exit: <pod>                          # containers stop; the manager is not told
+      - restart: {running: [<pod>, {pod: NAME, containers: {NAME: ID}}], recover: false}
+      - reconcile: {}
+      - offline: "4-7"  /  - online: "4-7"   # CPU hotplug (takes effect at the next restart)
+      - reconfigure: {<kubelet fields>}      # takes effect at the next restart
+
+Relative paths are resolved against the scenario file's folder. Parsing turns everything
+into typed values here, at the edge; the simulator never sees raw YAML.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.topology import CPUTopology
+from cpumanager.core.workload import Pod
+from cpumanager.errors import CpuManagerError, ScenarioError
+
+__all__ = [
+    "Admit",
+    "Delete",
+    "Event",
+    "Exit",
+    "Hotplug",
+    "Reconcile",
+    "Reconfigure",
+    "Restart",
+    "RunningPod",
+    "Scenario",
+    "load_scenario",
+    "parse_scenario",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Admit:
+    pod: Pod
+
+
+@dataclass(frozen=True, slots=True)
+class Delete:
+    pod: str
+
+
+@dataclass(frozen=True, slots=True)
+class Exit:
+    pod: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunningPod:
+    """A pod named in a restart's ``running`` list, with optional container ids."""
+
+    pod: str
+    container_ids: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Restart:
+    running: tuple[RunningPod, ...] | None  # None: every pod the simulator knows is running
+    recover: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Reconcile:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Hotplug:
+    cpus: CPUSet
+    online: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Reconfigure:
+    kubelet: Mapping[str, Any]
+
+
+Event = Admit | Delete | Exit | Restart | Reconcile | Hotplug | Reconfigure
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    source: str
+    topology: CPUTopology
+    kubelet: Mapping[str, Any]
+    pods: tuple[Pod, ...]
+    events: tuple[Event, ...]
+    state_bytes: bytes | None = None
+    devices: Mapping[str, Any] = field(default_factory=dict)
+    memory: Mapping[str, Any] = field(default_factory=dict)
+    name: str = ""
+
+
+def load_scenario(path: Path) -> Scenario:
+    """Read and parse one scenario file; every problem is a one-line ScenarioError."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        msg = f"cannot read scenario {str(path)!r}: {err}; check the path"
+        raise ScenarioError(msg) from err
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        msg = f"scenario {str(path)!r} is not valid YAML/JSON: {_one_line(err)}"
+        raise ScenarioError(msg) from err
+    return parse_scenario(data, source=str(path), base=path.parent)
+
+
+def _one_line(err: object) -> str:
+    return " ".join(str(err).split())
+
+
+def _mapping(value: object, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        msg = f"{where}: expected a mapping, got {type(value).__name__}"
+        raise ScenarioError(msg)
+    return value
+
+
+def _read_yaml_file(base: Path, name: object, where: str) -> Any:
+    if not isinstance(name, str):
+        msg = f"{where}.file: expected a path"
+        raise ScenarioError(msg)
+    path = base / name
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as err:
+        msg = f"{where}.file: cannot read {str(path)!r}: {err}"
+        raise ScenarioError(msg) from err
+    except yaml.YAMLError as err:
+        msg = f"{where}.file: {str(path)!r} is not valid YAML/JSON: {_one_line(err)}"
+        raise ScenarioError(msg) from err
+
+
+def _machine(raw: object, base: Path) -> CPUTopology:
+    from cpumanager.adapters.machine_file import read_machine_file
+    from cpumanager.adapters.sysfs import SysfsReader
+    from cpumanager.core.machine_format import topology_from_dict
+    from cpumanager.core.presets import get_preset
+
+    spec = _mapping(raw, "machine")
+    if "preset" in spec:
+        return get_preset(str(spec["preset"]))
+    if "sysfs" in spec:
+        return SysfsReader(base / str(spec["sysfs"])).read()
+    if "file" in spec:
+        return read_machine_file(base / str(spec["file"]))
+    if "cpus" in spec:
+        return topology_from_dict(spec)
+    msg = "machine: give one of preset, sysfs, file or an inline cpus list"
+    raise ScenarioError(msg)
+
+
+def _pods(raw: object, base: Path, where: str) -> list[Pod]:
+    from cpumanager.core.manifest import pods_from_documents
+
+    if raw is None:
+        return []
+    items = raw if isinstance(raw, list) else [raw]
+    docs: list[object] = []
+    for index, item in enumerate(items):
+        if isinstance(item, Mapping) and set(item) == {"file"}:
+            loaded = _read_yaml_file(base, item["file"], f"{where}[{index}]")
+            docs.extend(loaded if isinstance(loaded, list) else [loaded])
+        else:
+            docs.append(item)
+    return pods_from_documents(docs)
+
+
+def _running(raw: object) -> tuple[RunningPod, ...] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, list):
+        msg = "restart.running: expected a list of pod names or {pod, containers} items"
+        raise ScenarioError(msg)
+    found = []
+    for item in raw:
+        if isinstance(item, str):
+            found.append(RunningPod(item))
+        elif isinstance(item, Mapping) and isinstance(item.get("pod"), str):
+            ids = item.get("containers") or {}
+            if not isinstance(ids, Mapping):
+                msg = "restart.running[].containers: expected {name: container-id}"
+                raise ScenarioError(msg)
+            found.append(RunningPod(str(item["pod"]), {str(k): str(v) for k, v in ids.items()}))
+        else:
+            msg = f"restart.running: cannot read item {item!r}; give a pod name or {{pod: NAME}}"
+            raise ScenarioError(msg)
+    return tuple(found)
+
+
+def _event(raw: object, index: int, base: Path) -> Event:
+    where = f"events[{index}]"
+    if not isinstance(raw, Mapping) or len(raw) != 1:
+        msg = f"{where}: each event is a mapping with exactly one key (admit, delete, ...)"
+        raise ScenarioError(msg)
+    ((kind, body),) = raw.items()
+    match kind:
+        case "admit":
+            pods = _pods(body, base, where)
+            if len(pods) != 1:
+                msg = f"{where}.admit: expected exactly one pod, got {len(pods)}"
+                raise ScenarioError(msg)
+            return Admit(pods[0])
+        case "delete" | "exit":
+            if not isinstance(body, str) or not body:
+                msg = f"{where}.{kind}: give the pod's name or UID"
+                raise ScenarioError(msg)
+            return Delete(body) if kind == "delete" else Exit(body)
+        case "restart":
+            spec = _mapping(body or {}, f"{where}.restart")
+            return Restart(_running(spec.get("running")), bool(spec.get("recover", False)))
+        case "reconcile":
+            return Reconcile()
+        case "offline" | "online":
+            return Hotplug(CPUSet.parse(str(body)), online=kind == "online")
+        case "reconfigure":
+            return Reconfigure(dict(_mapping(body, f"{where}.reconfigure")))
+    msg = (
+        f"{where}: unknown event {kind!r}; use admit, delete, exit, restart, reconcile, "
+        "offline, online or reconfigure"
+    )
+    raise ScenarioError(msg)
+
+
+def _events(raw: object, base: Path) -> tuple[Event, ...]:
+    if not isinstance(raw, Sequence) or isinstance(raw, str):
+        msg = "events: expected a list"
+        raise ScenarioError(msg)
+    return tuple(_event(item, i, base) for i, item in enumerate(raw))
+
+
+def _state_bytes(raw: object, base: Path) -> bytes | None:
+    if raw is None:
+        return None
+    spec = _mapping(raw, "state")
+    if "file" in spec:
+        path = base / str(spec["file"])
+        try:
+            return path.read_bytes()
+        except OSError as err:
+            msg = f"state.file: cannot read {str(path)!r}: {err}"
+            raise ScenarioError(msg) from err
+    from cpumanager.checkpoint.codec import encode_v2
+    from cpumanager.core.state import StateSnapshot
+
+    entries = _mapping(spec.get("entries") or {}, "state.entries")
+    assignments = {
+        pod: {name: CPUSet.parse(str(cpus)) for name, cpus in _mapping(c, "state.entries").items()}
+        for pod, c in entries.items()
+    }
+    snapshot = StateSnapshot(
+        str(spec.get("policyName", "static")),
+        CPUSet.parse(str(spec.get("defaultCpuSet", ""))),
+        assignments,  # type: ignore[arg-type]
+    )
+    return encode_v2(snapshot)
+
+
+def parse_scenario(data: object, *, source: str, base: Path) -> Scenario:
+    """Typed scenario from parsed YAML; library errors are re-raised as one-line messages."""
+    spec = _mapping(data, "scenario")
+    try:
+        topology = _machine(spec.get("machine", {"preset": "dual-socket-ht"}), base)
+        kubelet_raw = spec.get("kubelet") or {}
+        kubelet = _mapping(kubelet_raw, "kubelet")
+        if set(kubelet) == {"file"}:
+            kubelet = _mapping(_read_yaml_file(base, kubelet["file"], "kubelet"), "kubelet")
+        pods = _pods(spec.get("pods"), base, "pods")
+        events = _events(spec.get("events") or [], base)
+        state = _state_bytes(spec.get("state"), base)
+    except ScenarioError:
+        raise
+    except CpuManagerError as err:
+        msg = f"scenario {source!r}: {err.message}"
+        raise ScenarioError(msg) from err
+    return Scenario(
+        source=source,
+        topology=topology,
+        kubelet=dict(kubelet),
+        pods=tuple(pods),
+        events=events,
+        state_bytes=state,
+        devices=dict(_mapping(spec.get("devices") or {}, "devices")),
+        memory=dict(_mapping(spec.get("memory") or {}, "memory")),
+        name=str(spec.get("name", "")),
+    )
