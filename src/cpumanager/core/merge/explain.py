@@ -4,7 +4,9 @@ For every resource (in the kubelet's filter order) we record what the provider s
 preference, no placement, explicit hints, or an implicit rule), the masks it prefers (the
 narrowest few), whether it prefers the merged mask, and one plain sentence. A resource that
 does not prefer the merged mask is *blocking*: it is why the hint is not preferred (and so
-why restricted / single-numa-node reject). A resource that prefers a narrower mask than the
+why restricted / single-numa-node reject); the summary of a non-preferred result quotes every
+resource that constrains placement, since it is their combination that has no common
+preferred set. A resource that prefers a narrower mask than the
 merged one was *widened* by the others. The summary joins the blocking sentences, e.g.
 ``nvidia.com/gpu: preferred only on node 1; cpu: preferred only on nodes 0,2``.
 """
@@ -190,7 +192,7 @@ def explain_merge(
         if widened:
             summary += f" (wider than {', '.join(widened)} alone would need)"
     else:
-        why = "; ".join(res.reason for res in resources if not res.prefers_result)
+        why = "; ".join(res.reason for res in resources if res.kind != "no-preference")
         summary = f"no NUMA set is preferred by every resource ({why}): merged hint {where}, "
         summary += "not preferred; "
         summary += "admitted anyway (best-effort)" if admit else f"{policy} rejects the pod"
