@@ -71,7 +71,5 @@ def test_partitioning_keeps_invariants(steps: list[tuple[str, str, int]]) -> Non
         if one <= state.default_cpuset:
             key = (PodUID(pod_name), ContainerName(container_name))
             held = state.cpuset_of(*key) or CPUSet()
-            state = state.with_assignment(*key, held | one).with_default(
-                state.default_cpuset - one
-            )
+            state = state.with_assignment(*key, held | one).with_default(state.default_cpuset - one)
         assert state.invariant_violations(ALL) == ()

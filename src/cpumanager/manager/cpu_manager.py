@@ -29,6 +29,7 @@ from cpumanager.core.events import (
 from cpumanager.core.gc import active_containers, stale_keys
 from cpumanager.core.hints.hint import ProviderHints
 from cpumanager.core.ids import ContainerID, ContainerKey, ContainerName, PodUID
+from cpumanager.core.merge.exact import AnyProviderHints
 from cpumanager.core.policy.base import Policy, ReusableCPUs
 from cpumanager.core.reconcile import ContainerStatus, plan_updates
 from cpumanager.core.repair import repair_snapshot
@@ -205,6 +206,23 @@ class CPUManager:
     def pod_topology_hints(self, pod: Pod) -> ProviderHints:
         self.remove_stale_state()
         return self._policy.pod_hints(self._snapshot, self._reuse, pod)
+
+    def topology_hint_sources(self, pod: Pod, container: Container) -> AnyProviderHints:
+        """Hints as rules the fast merge searches (for machines past a few NUMA nodes)."""
+        self.remove_stale_state()
+        build = getattr(self._policy, "container_hint_sources", None)
+        if build is None:
+            return self._policy.container_hints(self._snapshot, self._reuse, pod, container)
+        answer: AnyProviderHints = build(self._snapshot, self._reuse, pod, container)
+        return answer
+
+    def pod_topology_hint_sources(self, pod: Pod) -> AnyProviderHints:
+        self.remove_stale_state()
+        build = getattr(self._policy, "pod_hint_sources", None)
+        if build is None:
+            return self._policy.pod_hints(self._snapshot, self._reuse, pod)
+        answer: AnyProviderHints = build(self._snapshot, self._reuse, pod)
+        return answer
 
     def allocate(self, pod: Pod, container: Container) -> CPUSet:
         """Give the container its CPUs (exclusive or shared) at admission."""

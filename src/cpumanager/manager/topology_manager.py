@@ -21,8 +21,9 @@ from typing import Protocol
 
 from cpumanager.core.bitmask import NUMAMask
 from cpumanager.core.events import Admitted, Rejected
-from cpumanager.core.hints.hint import ProviderHints, TopologyHint
+from cpumanager.core.hints.hint import TopologyHint
 from cpumanager.core.ids import ContainerName, PodUID
+from cpumanager.core.merge.exact import AnyProviderHints
 from cpumanager.core.merge.explain import MergeExplanation
 from cpumanager.core.merge.options import TopologyManagerConfig
 from cpumanager.core.merge.policies import MergeResult, merge_hints
@@ -41,9 +42,9 @@ class HintProvider(Protocol):
     @property
     def provider_name(self) -> str: ...
 
-    def topology_hints(self, pod: Pod, container: Container) -> ProviderHints: ...
+    def topology_hints(self, pod: Pod, container: Container) -> AnyProviderHints: ...
 
-    def pod_topology_hints(self, pod: Pod) -> ProviderHints: ...
+    def pod_topology_hints(self, pod: Pod) -> AnyProviderHints: ...
 
     def allocate(self, pod: Pod, container: Container) -> object: ...
 
@@ -53,7 +54,7 @@ class ContainerDecision:
     """What admission decided for one container (or, in pod scope, for the pod)."""
 
     container: str
-    provider_hints: tuple[tuple[str, ProviderHints], ...]
+    provider_hints: tuple[tuple[str, AnyProviderHints], ...]
     merged: TopologyHint
     admitted: bool
     explanation: MergeExplanation | None = None
@@ -70,7 +71,7 @@ class AdmissionResult:
     allocated: dict[str, object] = field(default_factory=dict)
 
 
-def _container_hints(provider: HintProvider, *, pod: Pod, container: Container) -> ProviderHints:
+def _container_hints(provider: HintProvider, *, pod: Pod, container: Container) -> AnyProviderHints:
     return provider.topology_hints(pod, container)
 
 
@@ -122,12 +123,12 @@ class TopologyManager:
 
     # --- admission --------------------------------------------------------------------------
 
-    def _merge(self, hints: Sequence[ProviderHints]) -> MergeResult:
+    def _merge(self, hints: Sequence[AnyProviderHints]) -> MergeResult:
         return merge_hints(self._config, self._numa_ids, list(hints), distances=self._distances)
 
     def _collect(
-        self, ask: Callable[[HintProvider], ProviderHints]
-    ) -> tuple[tuple[str, ProviderHints], ...]:
+        self, ask: Callable[[HintProvider], AnyProviderHints]
+    ) -> tuple[tuple[str, AnyProviderHints], ...]:
         return tuple((p.provider_name, ask(p)) for p in self._providers)
 
     def admit(self, pod: Pod) -> AdmissionResult:

@@ -1,0 +1,146 @@
+"""Hint providers for the topology manager: CPUs, devices, memory.
+
+Each provider answers hints for a container (or a pod, in pod scope) and allocates with the
+hint the topology manager stored. Device and memory state are pure immutable values kept
+here; every change replaces the value. Past ``implicit_after`` NUMA nodes the CPU and
+device providers answer with hint *rules* instead of lists, which the fast merge searches
+without enumerating 2^N masks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+
+from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.hints.device_hints import (
+    DeviceState,
+    allocate_devices,
+    container_device_requests,
+    device_hint_source,
+    device_hints,
+    pod_device_hints,
+    release_pod_devices,
+)
+from cpumanager.core.hints.hint import TopologyHint
+from cpumanager.core.hints.memory_hints import (
+    MemoryState,
+    allocate_memory,
+    memory_hints,
+    pod_memory_hints,
+    remove_container_memory,
+)
+from cpumanager.core.ids import ContainerName, PodUID
+from cpumanager.core.merge.exact import AnyProviderHints, AnyResourceHints
+from cpumanager.core.workload import Container, Pod
+from cpumanager.manager.cpu_manager import CPUManager
+
+__all__ = ["CPUProvider", "DeviceProvider", "MemoryProvider"]
+
+Affinity = Callable[[PodUID, ContainerName], TopologyHint]
+
+# The kubelet's own limit: beyond it, explicit hint lists explode.
+IMPLICIT_AFTER = 8
+
+
+class CPUProvider:
+    """The CPU manager as a hint provider."""
+
+    provider_name = "cpu"
+
+    def __init__(self, manager: CPUManager, *, implicit: bool = False) -> None:
+        self.manager = manager
+        self.implicit = implicit
+
+    def topology_hints(self, pod: Pod, container: Container) -> AnyProviderHints:
+        if self.implicit:
+            return self.manager.topology_hint_sources(pod, container)
+        return self.manager.topology_hints(pod, container)
+
+    def pod_topology_hints(self, pod: Pod) -> AnyProviderHints:
+        if self.implicit:
+            return self.manager.pod_topology_hint_sources(pod)
+        return self.manager.pod_topology_hints(pod)
+
+    def allocate(self, pod: Pod, container: Container) -> CPUSet:
+        return self.manager.allocate(pod, container)
+
+    def retain(self, active: Iterable[PodUID]) -> None:
+        """CPUs are released by the CPU manager's own stale-state removal."""
+
+
+class DeviceProvider:
+    """Devices with NUMA affinity, as the kubelet's device manager hands them out."""
+
+    provider_name = "devices"
+
+    def __init__(self, state: DeviceState, affinity: Affinity, *, implicit: bool = False) -> None:
+        self.state = state
+        self._affinity = affinity
+        self.implicit = implicit
+
+    def topology_hints(self, pod: Pod, container: Container) -> AnyProviderHints:
+        if not self.implicit:
+            return device_hints(self.state, pod, container)
+        answer: dict[str, AnyResourceHints] = {}
+        for resource in container_device_requests(self.state, container):
+            answer[resource] = device_hint_source(self.state, pod, container, resource)
+        return answer
+
+    def pod_topology_hints(self, pod: Pod) -> AnyProviderHints:
+        return pod_device_hints(self.state, pod)
+
+    def allocate(self, pod: Pod, container: Container) -> Mapping[str, tuple[str, ...]]:
+        result = allocate_devices(
+            self.state, pod, container, self._affinity(pod.uid, container.name)
+        )
+        self.state = result.state
+        return result.devices
+
+    def held(self, pod: Pod, container: Container) -> dict[str, tuple[str, ...]]:
+        key = pod.key(container.name)
+        return {
+            resource: tuple(sorted(self.state.container_devices(key, resource)))
+            for resource in self.state.devices
+            if self.state.container_devices(key, resource)
+        }
+
+    def retain(self, active: Iterable[PodUID]) -> None:
+        """Free devices of pods that are no longer active (kubelet: UpdateAllocatedDevices)."""
+        keep = set(active)
+        for pod_uid in {key.pod_uid for key in self.state.allocations}:
+            if pod_uid not in keep:
+                self.state = release_pod_devices(self.state, pod_uid)
+
+
+class MemoryProvider:
+    """Memory and hugepages per NUMA node, as the kubelet's static memory manager."""
+
+    provider_name = "memory"
+
+    def __init__(self, state: MemoryState, affinity: Affinity) -> None:
+        self.state = state
+        self._affinity = affinity
+
+    def topology_hints(self, pod: Pod, container: Container) -> AnyProviderHints:
+        return memory_hints(self.state, pod, container)
+
+    def pod_topology_hints(self, pod: Pod) -> AnyProviderHints:
+        return pod_memory_hints(self.state, pod)
+
+    def allocate(self, pod: Pod, container: Container) -> object:
+        result = allocate_memory(
+            self.state, pod, container, self._affinity(pod.uid, container.name)
+        )
+        self.state = result.state
+        return result.blocks
+
+    def held_nodes(self, pod: Pod, container: Container) -> tuple[int, ...]:
+        blocks = self.state.blocks.get(pod.key(container.name), ())
+        return tuple(sorted({node for block in blocks for node in block.numa_affinity}))
+
+    def retain(self, active: Iterable[PodUID]) -> None:
+        """Release memory of containers whose pods are no longer active."""
+        keep = set(active)
+        for key in list(self.state.blocks):
+            if key.pod_uid not in keep:
+                self.state = remove_container_memory(self.state, key)
