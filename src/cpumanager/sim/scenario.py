@@ -2,7 +2,8 @@
 
 A scenario file is YAML or JSON::
 
-    machine: {preset: dual-socket-ht}        # or {sysfs: DIR}, {file: PATH}, or inline cpus
+    machine: {preset: dual-socket-ht}        # or {shape: 2s1n8c2t}, {sysfs: DIR}, {file: PATH},
+                                             # or inline cpus
     kubelet: {cpuManagerPolicy: static, reservedSystemCPUs: "0"}   # or {file: PATH}
     devices: {nvidia.com/gpu: {0: 2, 1: 2}}  # optional: device counts (or ids) per NUMA node
     memory: {0: {memory: 64Gi}}              # optional: allocatable memory per NUMA node
@@ -162,6 +163,8 @@ def _machine(raw: object, base: Path) -> CPUTopology:
     spec = _mapping(raw, "machine")
     if "preset" in spec:
         return get_preset(str(spec["preset"]))
+    if "shape" in spec:
+        return get_preset(str(spec["shape"]))
     if "sysfs" in spec:
         return SysfsReader(base / str(spec["sysfs"])).read()
     if "file" in spec:

@@ -1,0 +1,594 @@
+"""The simulator: drive the real managers through a scenario, with no I/O, and report.
+
+The same Node, CPUManager, TopologyManager and policies that run anywhere else run here,
+wired to an in-memory checkpoint (the exact bytes a kubelet would write), a recording runtime
+and a fake clock. Nothing simulated is special-cased: the simulator only plays the kubelet's
+part around the managers (pod admission, PreStartContainer, the reconcile loop, restarts).
+
+Event semantics:
+
+* ``admit``: the kubelet's admission; on success the pod's containers start (their ids are
+  recorded through ``add_container``, the kubelet's PreStartContainer hook).
+* ``delete``: the pod is removed; its containers stop and, as the kubelet's reconcile loop
+  does within a period, stale state is removed right away.
+* ``exit``: the pod's containers stop without the manager being told; its CPUs come back at
+  the next stale-state removal (next admission, hint request, reconcile or restart).
+* ``restart``: the kubelet stops and starts again from the checkpoint it wrote; pods absent
+  from ``running`` are gone. Pending ``offline``/``online``/``reconfigure`` changes take
+  effect here. A state the kubelet would refuse stops the node (until a later restart)
+  unless ``recover: true``. Running pods are re-admitted, as the kubelet does.
+* ``reconcile``: one pass of the reconcile loop against the recording runtime.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from cpumanager.adapters.memory_store import InMemoryStore
+from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.events import (
+    Allocated,
+    ManagerEvent,
+    Released,
+    StateRepaired,
+)
+from cpumanager.core.hints.device_hints import Device
+from cpumanager.core.hints.source import HintSource
+from cpumanager.core.ids import ContainerID, ContainerKey, PodUID
+from cpumanager.core.kubelet_config import KubeletConfig
+from cpumanager.core.quantity import parse_quantity
+from cpumanager.core.reconcile import ContainerPhase, ContainerStatus
+from cpumanager.core.topology import CPUInfo, CPUTopology
+from cpumanager.core.workload import Pod
+from cpumanager.errors import CpuManagerError, ScenarioError
+from cpumanager.manager.node import Node, NodeResources
+from cpumanager.manager.topology_manager import AdmissionResult
+from cpumanager.metrics import PrometheusObserver
+from cpumanager.sim.scenario import (
+    Admit,
+    Delete,
+    Event,
+    Exit,
+    Hotplug,
+    Reconcile,
+    Reconfigure,
+    Restart,
+    RunningPod,
+    Scenario,
+)
+
+__all__ = ["EventReport", "SimulationReport", "simulate"]
+
+CHECKPOINT_PATH = "/var/lib/kubelet/cpu_manager_state"
+
+
+@dataclass(slots=True)
+class EventReport:
+    """What one scenario event did (serialised as the issue's JSON shape, plus extras)."""
+
+    event: str
+    pod: str | None = None
+    uid: str | None = None
+    admitted: bool | None = None
+    error: dict[str, str] | None = None
+    containers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    default_cpuset: str = ""
+    released: list[dict[str, Any]] = field(default_factory=list)
+    repairs: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    explain: list[dict[str, Any]] = field(default_factory=list)
+    reconcile: dict[str, Any] | None = None
+
+    def to_json(self, *, explain: bool) -> dict[str, Any]:
+        out: dict[str, Any] = {"event": self.event}
+        if self.pod is not None:
+            out["pod"] = self.pod
+            out["uid"] = self.uid
+        if self.admitted is not None:
+            out["admitted"] = self.admitted
+        out["error"] = self.error
+        if self.containers or self.event == "admit":
+            out["containers"] = self.containers
+        out["default_cpuset"] = self.default_cpuset
+        if self.released:
+            out["released"] = self.released
+        if self.repairs:
+            out["repairs"] = self.repairs
+        if self.notes:
+            out["notes"] = self.notes
+        if self.reconcile is not None:
+            out["reconcile"] = self.reconcile
+        if explain and self.explain:
+            out["explain"] = self.explain
+        return out
+
+
+@dataclass(slots=True)
+class SimulationReport:
+    scenario: str
+    machine: str
+    events: list[EventReport]
+    final_default: str
+    final_entries: dict[str, dict[str, str]]
+    checkpoint: str
+    metrics: dict[str, float]
+
+    def to_json(self, *, explain: bool = False) -> dict[str, Any]:
+        return {
+            "scenario": self.scenario,
+            "events": [e.to_json(explain=explain) for e in self.events],
+            "final": {"default_cpuset": self.final_default, "entries": self.final_entries},
+            "checkpoint": self.checkpoint,
+            "metrics": self.metrics,
+        }
+
+
+class _Collector:
+    """Observer fan-out: remember events for the report, feed the metrics."""
+
+    def __init__(self, metrics: PrometheusObserver) -> None:
+        self.events: list[ManagerEvent] = []
+        self._metrics = metrics
+
+    def notify(self, event: ManagerEvent) -> None:
+        self.events.append(event)
+        self._metrics.notify(event)
+
+    def drain(self) -> list[ManagerEvent]:
+        found, self.events = self.events, []
+        return found
+
+
+class _AppliedCpusets:
+    """The simulated container runtime: it accepts every cpuset and remembers the last."""
+
+    def __init__(self) -> None:
+        self.current: dict[ContainerID, CPUSet] = {}
+
+    def apply(self, container_id: ContainerID, cpus: CPUSet) -> None:
+        self.current[container_id] = cpus
+
+
+class _FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _devices(raw: Mapping[str, Any]) -> dict[str, tuple[Device, ...]]:
+    """``{resource: {node: count}}`` or ``{resource: [{id, numa: [..]}]}``."""
+    found: dict[str, tuple[Device, ...]] = {}
+    for resource, spec in raw.items():
+        devices: list[Device] = []
+        if isinstance(spec, Mapping):
+            for node, count in spec.items():
+                node_id = int(node)
+                devices.extend(
+                    Device(f"{resource.rsplit('/', 1)[-1]}-{node_id}-{i}", (node_id,))
+                    for i in range(int(count))
+                )
+        elif isinstance(spec, list):
+            for index, item in enumerate(spec):
+                if not isinstance(item, Mapping):
+                    msg = f"devices.{resource}[{index}]: expected {{id, numa: [nodes]}}"
+                    raise ScenarioError(msg)
+                nodes = item.get("numa", [])
+                nodes = [nodes] if isinstance(nodes, int) else list(nodes or [])
+                devices.append(Device(str(item.get("id", f"dev{index}")), tuple(nodes)))
+        else:
+            msg = f"devices.{resource}: give {{node: count}} or a list of {{id, numa}}"
+            raise ScenarioError(msg)
+        found[str(resource)] = tuple(devices)
+    return found
+
+
+def _memory(raw: Mapping[str, Any]) -> tuple[dict[int, int] | None, dict[int, dict[str, int]]]:
+    if not raw:
+        return None, {}
+    memory: dict[int, int] = {}
+    hugepages: dict[int, dict[str, int]] = {}
+    for node, spec in raw.items():
+        if not isinstance(spec, Mapping):
+            msg = f"memory.{node}: expected {{memory: 64Gi, hugepages-1Gi: 8Gi}}"
+            raise ScenarioError(msg)
+        for resource, amount in spec.items():
+            size = int(parse_quantity(amount, field=f"memory.{node}.{resource}"))
+            if resource == "memory":
+                memory[int(node)] = size
+            else:
+                hugepages.setdefault(int(node), {})[str(resource)] = size
+    return memory, hugepages
+
+
+class _Simulation:
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self.machine = scenario.topology
+        self.offline = CPUSet()
+        self.kubelet_raw: dict[str, Any] = dict(scenario.kubelet)
+        self.store = InMemoryStore(scenario.state_bytes, source=CHECKPOINT_PATH)
+        self.metrics = PrometheusObserver(numa_of_cpu=lambda cpu: self.machine.info(cpu).numa)
+        self.collector = _Collector(self.metrics)
+        self.clock = _FakeClock()
+        self.runtime = _AppliedCpusets()
+        self.pods: dict[PodUID, Pod] = {}
+        self.active: list[PodUID] = []
+        self.container_ids: dict[ContainerKey, ContainerID] = {}
+        memory, hugepages = _memory(scenario.memory)
+        self.resources = NodeResources(
+            devices=_devices(scenario.devices), hugepages=hugepages, memory=memory
+        )
+        self.node: Node | None = None
+        self.reports: list[EventReport] = []
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    def active_pods(self) -> list[Pod]:
+        return [self.pods[uid] for uid in self.active]
+
+    def topology(self) -> CPUTopology:
+        if not self.offline:
+            return self.machine
+        online = self.machine.all_cpus - self.offline
+        records = [
+            CPUInfo(r.cpu, r.core, r.socket, r.numa, r.l3)
+            for cpu, r in self.machine.cpus.items()
+            if cpu in online
+        ]
+        return CPUTopology(records, numa_nodes=self.machine.numa_nodes, name=self.machine.name)
+
+    def find(self, ref: str) -> Pod:
+        for pod in self.pods.values():
+            if ref in (pod.uid, pod.name, pod.display_name):
+                return pod
+        msg = f"no pod named {ref!r} in this scenario; name a pod admitted earlier"
+        raise ScenarioError(msg)
+
+    def default_text(self) -> str:
+        return str(self.node.cpu_manager.snapshot.default_cpuset) if self.node else ""
+
+    def container_id(self, pod: Pod, name: str) -> ContainerID:
+        key = pod.key(name)
+        return self.container_ids.setdefault(
+            key, ContainerID(f"cri://{pod.name or pod.uid}-{name}")
+        )
+
+    def describe_containers(self, pod: Pod) -> dict[str, dict[str, Any]]:
+        node = self.node
+        if node is None:
+            return {}
+        found: dict[str, dict[str, Any]] = {}
+        for container in pod.all_containers():
+            cpus = node.cpu_manager.cpu_affinity(pod.uid, container.name)
+            hint = node.topology_manager.get_affinity(pod.uid, container.name)
+            entry: dict[str, Any] = {
+                "cpus": str(cpus),
+                "exclusive": node.cpu_manager.snapshot.cpuset_of(pod.uid, container.name)
+                is not None,
+                "numa": list(self.machine.numa_of(cpus)),
+                "sockets": list(self.machine.sockets_of(cpus)),
+                "cores": list(self.machine.cores_of(cpus)),
+                "hint": hint.to_json(),
+            }
+            if node.device_provider is not None:
+                held = node.device_provider.held(pod, container)
+                if held:
+                    entry["devices"] = {k: list(v) for k, v in held.items()}
+            if node.memory_provider is not None:
+                nodes = node.memory_provider.held_nodes(pod, container)
+                if nodes:
+                    entry["memory_numa"] = list(nodes)
+            found[container.name] = entry
+        return found
+
+    def absorb(self, report: EventReport) -> None:
+        """Move manager events of this step into the report."""
+        for event in self.collector.drain():
+            if isinstance(event, Released):
+                report.released.append(
+                    {
+                        "pod": self._pod_name(event.pod_uid),
+                        "uid": event.pod_uid,
+                        "container": event.container_name,
+                        "cpus": str(event.cpus),
+                        "returned": str(event.returned),
+                        "reason": event.reason,
+                    }
+                )
+            elif isinstance(event, StateRepaired):
+                report.repairs.append(event.description)
+            elif isinstance(event, Allocated) and event.trace:
+                report.explain.append(
+                    {
+                        "container": event.container_name,
+                        "cpus": str(event.cpus),
+                        "why": list(event.trace),
+                    }
+                )
+
+    def _label(self, key: ContainerKey) -> str:
+        return f"{self._pod_name(key.pod_uid)}/{key.container_name}"
+
+    def _pod_name(self, uid: str) -> str:
+        pod = self.pods.get(PodUID(uid))
+        return pod.name if pod is not None and pod.name else uid
+
+    # --- the kubelet's part -------------------------------------------------------------------
+
+    def boot(self, report: EventReport, *, recover: bool) -> bool:
+        """Build and start a node; False (and the kubelet's refusal) when it cannot start."""
+        self.node = None
+        old_devices = self._device_state
+        old_memory = self._memory_state
+        try:
+            kubelet = KubeletConfig.from_mapping(self.kubelet_raw)
+            node = Node(
+                topology=self.topology(),
+                kubelet=kubelet,
+                store=self.store,
+                resources=self.resources,
+                observer=self.collector,
+                clock=self.clock,
+                device_state=old_devices,
+                memory_state=old_memory,
+            )
+            running = [
+                (self.container_id(pod, c.name), pod.uid, c.name)
+                for pod in self.active_pods()
+                for c in pod.all_containers()
+            ]
+            node.start(active_pods=self.active_pods, running_containers=running, recover=recover)
+        except CpuManagerError as err:
+            message = err.message
+            if err.reason.startswith(("Checkpoint", "StateValidation")):
+                message = (
+                    f"could not restore state from checkpoint: {err.message}, please drain this "
+                    f'node and delete the CPU manager checkpoint file "{CHECKPOINT_PATH}" before '
+                    "restarting Kubelet (or restart with recover: true to repair it)"
+                )
+            report.error = {"type": err.reason, "message": message}
+            report.admitted = False
+            self.absorb(report)
+            return False
+        self.node = node
+        self.absorb(report)
+        for pod in self.active_pods():
+            result = node.admit(pod)
+            self.absorb(report)
+            if not result.admitted:
+                report.notes.append(
+                    f"re-admission of running pod {pod.display_name} failed: {result.reason}: "
+                    f"{result.message}"
+                )
+            report.containers.update(
+                {f"{pod.name}/{k}": v for k, v in self.describe_containers(pod).items()}
+            )
+        return True
+
+    @property
+    def _device_state(self) -> Any:
+        if self.node is not None and self.node.device_provider is not None:
+            return self.node.device_provider.state
+        return getattr(self, "_saved_devices", None)
+
+    @property
+    def _memory_state(self) -> Any:
+        if self.node is not None and self.node.memory_provider is not None:
+            return self.node.memory_provider.state
+        return getattr(self, "_saved_memory", None)
+
+    def admit(self, pod: Pod) -> EventReport:
+        report = EventReport("admit", pod.name, pod.uid)
+        if pod.uid in self.pods and pod.uid in self.active:
+            report.error = {
+                "type": "ScenarioError",
+                "message": f"pod {pod.display_name} is already running; delete it first",
+            }
+            report.admitted = False
+            return report
+        self.pods[pod.uid] = pod
+        node = self.node
+        if node is None:
+            report.admitted = False
+            report.error = {
+                "type": "NodeNotReady",
+                "message": "the kubelet is not running (its last start failed); add a restart",
+            }
+            return report
+        self.clock.now += 0.001
+        result = node.admit(pod)
+        report.admitted = result.admitted
+        self._explain(report, result)
+        self.absorb(report)
+        if result.admitted:
+            self.active.append(pod.uid)
+            for container in pod.all_containers():
+                node.cpu_manager.add_container(
+                    pod, container, self.container_id(pod, container.name)
+                )
+            report.containers = self.describe_containers(pod)
+        else:
+            report.error = {"type": result.reason, "message": result.message}
+        report.default_cpuset = self.default_text()
+        return report
+
+    def _explain(self, report: EventReport, result: AdmissionResult) -> None:
+        for decision in result.decisions:
+            entry: dict[str, Any] = {
+                "container": decision.container,
+                "providers": {name: _hints_json(hints) for name, hints in decision.provider_hints},
+                "merged": decision.merged.to_json(),
+                "admit": decision.admitted,
+            }
+            if decision.explanation is not None:
+                entry["why"] = list(decision.explanation.lines())
+            report.explain.append(entry)
+
+    def remove(self, ref: str, *, tell_manager: bool) -> EventReport:
+        pod = self.find(ref)
+        report = EventReport("delete" if tell_manager else "exit", pod.name, pod.uid)
+        if pod.uid in self.active:
+            self.active.remove(pod.uid)
+        else:
+            report.notes.append(f"pod {pod.display_name} was not running")
+        if self.node is not None:
+            self.node.topology_manager.remove_pod(pod.uid)
+            if tell_manager:
+                self.node.cpu_manager.remove_stale_state()
+                self.node.retain_active()
+            else:
+                report.notes.append(
+                    "the manager was not told; the CPUs return at the next stale-state removal"
+                )
+        self.absorb(report)
+        report.default_cpuset = self.default_text()
+        return report
+
+    def restart(self, event: Restart) -> EventReport:
+        report = EventReport("restart")
+        self._saved_devices = self._device_state
+        self._saved_memory = self._memory_state
+        self.node = None
+        if event.running is not None:
+            keep: list[PodUID] = []
+            for item in event.running:
+                pod = self.find(item.pod)
+                keep.append(pod.uid)
+                self._record_ids(pod, item)
+            gone = [uid for uid in self.active if uid not in keep]
+            if gone:
+                report.notes.append(
+                    "pods gone while the kubelet was down: "
+                    + ", ".join(self._pod_name(u) for u in gone)
+                )
+            self.active = keep
+        ok = self.boot(report, recover=event.recover)
+        report.admitted = ok
+        report.default_cpuset = self.default_text()
+        return report
+
+    def _record_ids(self, pod: Pod, item: RunningPod) -> None:
+        for name, container_id in item.container_ids.items():
+            self.container_ids[pod.key(name)] = ContainerID(container_id)
+
+    def reconcile(self) -> EventReport:
+        report = EventReport("reconcile")
+        if self.node is None:
+            report.error = {"type": "NodeNotReady", "message": "the kubelet is not running"}
+            return report
+        statuses = [
+            ContainerStatus(pod.key(c.name), self.container_id(pod, c.name), ContainerPhase.RUNNING)
+            for pod in self.active_pods()
+            for c in pod.all_containers()
+        ]
+        result = self.node.cpu_manager.reconcile(self.runtime, statuses)
+        self.absorb(report)
+        report.reconcile = {
+            "updated": {
+                f"{self._pod_name(k.pod_uid)}/{k.container_name}": str(c) for k, c in result.updated
+            },
+            "unchanged": [
+                f"{self._pod_name(k.pod_uid)}/{k.container_name}" for k in result.unchanged
+            ],
+            "failed": {
+                f"{self._pod_name(k.pod_uid)}/{k.container_name}": m for k, m in result.failed
+            },
+        }
+        report.default_cpuset = self.default_text()
+        return report
+
+    def run(self, events: Iterable[Event]) -> list[EventReport]:
+        start = EventReport("start")
+        for pod in self.scenario.pods:
+            self.pods[pod.uid] = pod
+            self.active.append(pod.uid)
+        start.admitted = self.boot(start, recover=False)
+        start.default_cpuset = self.default_text()
+        self.reports.append(start)
+        for event in events:
+            self.reports.append(self.step(event))
+        return self.reports
+
+    def step(self, event: Event) -> EventReport:
+        match event:
+            case Admit():
+                return self.admit(event.pod)
+            case Delete():
+                return self.remove(event.pod, tell_manager=True)
+            case Exit():
+                return self.remove(event.pod, tell_manager=False)
+            case Restart():
+                return self.restart(event)
+            case Reconcile():
+                return self.reconcile()
+            case Hotplug():
+                report = EventReport("online" if event.online else "offline")
+                self.offline = (
+                    self.offline - event.cpus if event.online else self.offline | event.cpus
+                )
+                unknown = event.cpus - self.machine.all_cpus
+                if unknown:
+                    report.error = {
+                        "type": "ScenarioError",
+                        "message": f"CPUs {unknown} are not on this machine",
+                    }
+                report.notes.append(
+                    f"CPUs {event.cpus} {'online' if event.online else 'offline'}; the kubelet "
+                    "reads the topology at start: takes effect at the next restart"
+                )
+                report.default_cpuset = self.default_text()
+                return report
+            case Reconfigure():
+                self.kubelet_raw.update(event.kubelet)
+                report = EventReport("reconfigure")
+                report.notes.append(
+                    "kubelet configuration changed ("
+                    + ", ".join(sorted(event.kubelet))
+                    + "); takes effect at the next restart"
+                )
+                report.default_cpuset = self.default_text()
+                return report
+
+
+def _hints_json(hints: object) -> object:
+    if hints is None:
+        return None
+    if not isinstance(hints, Mapping):
+        return str(hints)
+    out: dict[str, object] = {}
+    for resource, value in hints.items():
+        if isinstance(value, tuple):
+            out[resource] = [h.to_json() for h in value]
+        elif isinstance(value, HintSource):
+            out[resource] = value.describe()
+        else:
+            out[resource] = None
+    return out
+
+
+def simulate(scenario: Scenario) -> SimulationReport:
+    """Run every event of ``scenario`` through the managers and report what happened."""
+    sim = _Simulation(scenario)
+    reports = sim.run(scenario.events)
+    snapshot = sim.node.cpu_manager.snapshot if sim.node is not None else None
+    entries: dict[str, dict[str, str]] = {}
+    default = ""
+    if snapshot is not None:
+        default = str(snapshot.default_cpuset)
+        entries = {
+            str(pod): {str(name): str(cpus) for name, cpus in containers.items()}
+            for pod, containers in snapshot.assignments.items()
+        }
+    return SimulationReport(
+        scenario=scenario.source,
+        machine=scenario.topology.name,
+        events=reports,
+        final_default=default,
+        final_entries=entries,
+        checkpoint=(sim.store.data or b"").decode("utf-8", "replace"),
+        metrics=sim.metrics.samples(),
+    )
