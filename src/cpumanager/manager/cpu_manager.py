@@ -292,13 +292,22 @@ class CPUManager:
         stale = stale_keys(self._snapshot, self._container_map.keys(), active)
         for key in stale:
             self._remove(key, reason="stale")
-            self._container_map = self._container_map.remove_ref(key.pod_uid, key.container_name)
+            # The kubelet visits every (pod, name, id) entry, so a container that restarted
+            # (several ids) loses all of them in one pass.
+            self._container_map = self._container_map.remove_all_for_ref(
+                key.pod_uid, key.container_name
+            )
         return stale
 
     # --- reconcile ------------------------------------------------------------------------
 
     def reconcile(self, runtime: Runtime, statuses: Iterable[ContainerStatus]) -> ReconcileReport:
-        """One pass of the kubelet's reconcile loop: clean up, then push changed cpusets."""
+        """One pass of the kubelet's reconcile loop: clean up, then push changed cpusets.
+
+        The none policy has no reconcile loop in the kubelet: its pass does nothing.
+        """
+        if self._policy.name == "none":
+            return ReconcileReport((), (), ())
         self.remove_stale_state()
         by_key = {status.key: status for status in statuses}
         plan = plan_updates(self._snapshot, self._active_pods(), by_key, self._last_applied)

@@ -1,0 +1,1 @@
+"""Runtime adapters: ways to apply a cpuset to a running container (the Runtime port)."""
