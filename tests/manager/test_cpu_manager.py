@@ -7,6 +7,8 @@ contents come from the kubelet's checkpoint vectors (tests/data/checkpoints.json
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from cpumanager.adapters.memory_store import InMemoryStore
@@ -16,15 +18,20 @@ from cpumanager.checkpoint.model import CheckpointV2
 from cpumanager.core.allocation.options import StaticPolicyOptions
 from cpumanager.core.containermap import ContainerMap
 from cpumanager.core.cpuset import CPUSet
-from cpumanager.core.events import Allocated, Reconciled, Released, Started
+from cpumanager.core.events import Allocated, Reconciled, Released, Started, StateRepaired
 from cpumanager.core.ids import ContainerID, ContainerName, PodUID
 from cpumanager.core.presets import get_preset, synthetic
 from cpumanager.core.reconcile import ContainerPhase, ContainerStatus
+from cpumanager.core.restore import validation_problems
+from cpumanager.core.state import StateSnapshot
 from cpumanager.core.topology import CPUInfo, CPUTopology
 from cpumanager.core.workload import ContainerKind, Pod
 from cpumanager.errors import (
+    CheckpointCorruptError,
+    CheckpointError,
     NotEnoughCPUsError,
     StateValidationError,
+    StoreError,
 )
 from tests.builders import container, cpus, guaranteed, pod, snapshot
 from tests.checkpoint.vectors import ALL
@@ -538,3 +545,245 @@ def test_stale_release_of_a_pod_with_reused_cpus_returns_everything() -> None:
     k.m.remove_stale_state()
     assert k.m.snapshot == snapshot("0-7")
     assert k.m.snapshot.invariant_violations(k.topology.all_cpus) == ()
+
+
+# --- refusal (the kubelet's default) versus recovery --------------------------------------
+
+
+def assigned_kubelet(reserved: str = "0") -> Kubelet:
+    """p1 on core 1 ({1,5}), p2 on core 2 ({2,6}); CPU 0 reserved."""
+    k = Kubelet(reserved=reserved)
+    k.start()
+    k.admit(guaranteed("p1", app="2"))
+    k.admit(guaranteed("p2", app="2"))
+    assert k.m.exclusive_cpus(PodUID("p1"), ContainerName("app")) == cpus("1,5")
+    assert k.m.exclusive_cpus(PodUID("p2"), ContainerName("app")) == cpus("2,6")
+    return k
+
+
+def change_policy(k: Kubelet) -> None:
+    k.policy_name = "none"
+
+
+def widen_reservation(k: Kubelet) -> None:
+    k.reserved = "0-1"  # CPU 1 is p1's
+
+
+def unplug_cpu_6(k: Kubelet) -> None:
+    k.topology = k.topology.restricted_to(k.topology.all_cpus - cpus("6"))  # p2's
+
+
+def plug_cpu_8(k: Kubelet) -> None:
+    k.topology = synthetic(sockets=3, cores_per_numa=2, threads=2).restricted_to(cpus("0-8"))
+
+
+def corrupt(k: Kubelet) -> None:
+    assert k.store.data is not None
+    k.store.data = k.store.data.replace(b'"checksum":', b'"checksum":1')
+
+
+def crash_between_writes(k: Kubelet) -> None:
+    """The kubelet's first write of an allocation (default shrunk, no assignment yet)."""
+    k.store.data = codec.encode_v2(snapshot("0,3-4,7", p1={"app": "1,5"}))
+
+
+REFUSALS = [
+    pytest.param(change_policy, StateValidationError, "differs from state checkpoint", id="policy"),
+    pytest.param(widen_reservation, StateValidationError, "not all reserved", id="reservation"),
+    pytest.param(unplug_cpu_6, StateValidationError, "doesn't match", id="cpu-unplugged"),
+    pytest.param(plug_cpu_8, StateValidationError, "doesn't match", id="cpu-plugged"),
+    pytest.param(corrupt, CheckpointCorruptError, "corrupt", id="corrupt"),
+    pytest.param(crash_between_writes, StateValidationError, "doesn't match", id="torn-write"),
+]
+
+
+@pytest.mark.parametrize(("change", "error", "text"), REFUSALS)
+def test_by_default_a_misfit_state_refuses_to_start_and_writes_nothing(
+    change: Callable[[Kubelet], None], error: type[CheckpointError], text: str
+) -> None:
+    k = assigned_kubelet()
+    change(k)
+    data, writes = k.store.data, len(k.store.history)
+    with pytest.raises(error, match=text):
+        k.start()
+    assert k.store.data == data
+    assert len(k.store.history) == writes
+
+
+@pytest.mark.parametrize(("change", "error", "text"), REFUSALS)
+def test_recovery_repairs_the_state_and_reports_every_change(
+    change: Callable[[Kubelet], None], error: type[CheckpointError], text: str
+) -> None:
+    k = assigned_kubelet()
+    change(k)
+    k.log.events.clear()
+    k.start(recover=True)
+    repaired = k.log.of(StateRepaired)
+    assert repaired, "recovery must report what it changed"
+    policy = k.m.policy
+    strict = bool(getattr(policy, "strict_reservation", False))
+    assert (
+        k.m.snapshot.policy_name == "none"
+        or validation_problems(
+            k.m.snapshot,
+            all_cpus=k.topology.all_cpus,
+            reserved=policy.reserved_cpus,
+            strict_reservation=strict,
+        )
+        == ()
+    )
+    assert agrees(k)
+    # The repaired file starts cleanly next time, without recovery and without a write.
+    writes = len(k.store.history)
+    k.start()
+    assert len(k.store.history) == writes
+
+
+@pytest.mark.parametrize(
+    ("change", "kept", "dropped"),
+    [
+        (widen_reservation, "p2", "p1"),
+        (unplug_cpu_6, "p1", "p2"),
+        (plug_cpu_8, "p1", None),
+        (crash_between_writes, "p1", None),
+    ],
+    ids=["reservation", "cpu-unplugged", "cpu-plugged", "torn-write"],
+)
+def test_recovery_keeps_every_assignment_that_is_still_valid(
+    change: Callable[[Kubelet], None], kept: str, dropped: str | None
+) -> None:
+    k = assigned_kubelet()
+    before = k.m.snapshot
+    change(k)
+    k.log.events.clear()
+    k.start(recover=True)
+    app = ContainerName("app")
+    assert k.m.snapshot.cpuset_of(PodUID(kept), app) == before.cpuset_of(PodUID(kept), app)
+    if dropped is not None:
+        assert k.m.snapshot.cpuset_of(PodUID(dropped), app) is None
+        events = [e for e in k.log.of(StateRepaired) if e.pod_uid == dropped]
+        assert [e.cpus for e in events] == [before.cpuset_of(PodUID(dropped), app)]
+    assert (
+        k.m.snapshot.invariant_violations(k.topology.all_cpus, reserved=k.m.policy.reserved_cpus)
+        == ()
+    )
+
+
+def test_recovery_from_a_policy_change_starts_the_new_policy_afresh() -> None:
+    k = assigned_kubelet()
+    change_policy(k)
+    k.start(recover=True)
+    assert k.store.data == vector("derived/kubelet-initial-none")
+    assert "differs from state checkpoint policy" in k.log.of(StateRepaired)[0].description
+
+
+def test_recovery_of_a_sound_state_changes_nothing() -> None:
+    k = assigned_kubelet()
+    before, writes = k.m.snapshot, len(k.store.history)
+    k.log.events.clear()
+    k.start(recover=True)
+    assert k.m.snapshot == before
+    assert len(k.store.history) == writes
+    assert k.log.of(StateRepaired) == []
+
+
+# --- failure injection: a failed write leaves memory and disk in agreement ----------------
+
+
+def failing(k: Kubelet) -> tuple[object, bytes | None, int]:
+    k.store.fail_saves = True
+    return k.m.snapshot, k.store.data, len(k.store.history)
+
+
+def unchanged(k: Kubelet, before: tuple[object, bytes | None, int]) -> None:
+    snap, data, writes = before
+    assert k.m.snapshot == snap
+    assert (k.store.data, len(k.store.history)) == (data, writes)
+    assert agrees(k)
+
+
+def test_failed_write_on_allocate_keeps_the_old_state() -> None:
+    k = assigned_kubelet()
+    before = failing(k)
+    events = len(k.log.events)
+    p = guaranteed("p3", app="2")
+    with pytest.raises(StoreError, match="injected"):
+        k.admit(p)
+    unchanged(k, before)
+    assert not [e for e in k.log.events[events:] if isinstance(e, Allocated)]
+    # The same admission succeeds once the disk is back, with the same CPUs.
+    k.store.fail_saves = False
+    assert k.admit(p) == {"app": cpus("3,7")}
+    assert agrees(k)
+
+
+def test_failed_write_on_remove_keeps_the_assignment_and_the_container_id() -> None:
+    k = assigned_kubelet()
+    before = failing(k)
+    cid = container_id("p1", "app")
+    with pytest.raises(StoreError):
+        k.m.remove_container(cid)
+    unchanged(k, before)
+    assert cid in k.m.container_map
+    assert guaranteed("p1", app="2").key("app") in k.m.last_applied()
+    k.store.fail_saves = False
+    assert k.m.remove_container(cid) == cpus("1,5")
+    assert agrees(k)
+
+
+def test_failed_write_during_stale_removal_keeps_memory_and_disk_together() -> None:
+    k = assigned_kubelet()
+    k.pods.clear()
+    before = failing(k)
+    with pytest.raises(StoreError):
+        k.m.remove_stale_state()
+    unchanged(k, before)
+    with pytest.raises(StoreError):
+        k.m.topology_hints(guaranteed("p9", app="1"), guaranteed("p9", app="1").containers[0])
+    unchanged(k, before)
+    k.store.fail_saves = False
+    k.m.remove_stale_state()
+    assert k.m.snapshot == snapshot("0-7")
+    assert agrees(k)
+
+
+def test_failed_second_stale_release_keeps_the_first() -> None:
+    k = assigned_kubelet()
+    k.pods.clear()
+    k.store.fail_saves = False
+    saves = 0
+    original = k.store.save
+
+    def save_once(snap: StateSnapshot) -> None:
+        nonlocal saves
+        saves += 1
+        if saves > 1:
+            msg = "disk full"
+            raise StoreError(msg)
+        original(snap)
+
+    k.store.save = save_once  # type: ignore[method-assign]
+    with pytest.raises(StoreError):
+        k.m.remove_stale_state()
+    assert list(k.m.snapshot.assignments) == ["p2"]
+    assert agrees(k)
+
+
+def test_failed_write_at_first_start_leaves_no_state_and_no_started_manager() -> None:
+    k = Kubelet()
+    k.store.fail_saves = True
+    with pytest.raises(StoreError):
+        k.start()
+    assert k.store.data is None
+    assert k.store.history == []
+    assert k.log.of(Started) == []
+
+
+def test_failed_write_at_a_recovering_start_keeps_the_file() -> None:
+    k = assigned_kubelet()
+    widen_reservation(k)
+    data = k.store.data
+    k.store.fail_saves = True
+    with pytest.raises(StoreError):
+        k.start(recover=True)
+    assert k.store.data == data
