@@ -787,3 +787,22 @@ def test_failed_write_at_a_recovering_start_keeps_the_file() -> None:
     with pytest.raises(StoreError):
         k.start(recover=True)
     assert k.store.data == data
+
+
+class LaxStore(InMemoryStore):
+    """A store that hands over another policy's state (ours check the name themselves)."""
+
+    def load(self, policy_name: str, container_map: ContainerMap) -> StateSnapshot | None:
+        return super().load("static", container_map)
+
+
+def test_a_store_that_skips_the_policy_check_is_still_refused() -> None:
+    k = assigned_kubelet()
+    lax = LaxStore(k.store.data)
+    k2 = Kubelet(policy_name="none", store=lax)
+    with pytest.raises(StateValidationError, match="differs from state checkpoint policy"):
+        k2.start()
+    assert lax.history == []
+    k2.start(recover=True)
+    assert k2.m.snapshot.policy_name == "none"
+    assert "replaced by 'none'" in k2.log.of(StateRepaired)[0].description

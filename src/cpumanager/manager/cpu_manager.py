@@ -33,6 +33,7 @@ from cpumanager.core.merge.exact import AnyProviderHints
 from cpumanager.core.policy.base import Policy, ReusableCPUs
 from cpumanager.core.reconcile import ContainerStatus, plan_updates
 from cpumanager.core.repair import repair_snapshot
+from cpumanager.core.restore import check_policy_name
 from cpumanager.core.state import StateSnapshot
 from cpumanager.core.workload import Container, Pod, guaranteed_cpus
 from cpumanager.errors import AllocationError, CheckpointError, CpuManagerError, HostError
@@ -89,8 +90,10 @@ class CPUManager:
         """Restore state (migrating V1 through the running containers), validate, clean up.
 
         With ``recover`` a state the kubelet would refuse (changed reservation, hot-plugged
-        CPUs, wrong policy) is repaired instead: valid assignments are kept, the rest are
-        returned, and every change is reported as a StateRepaired event.
+        CPUs, a torn write) is repaired instead: valid assignments are kept, the rest are
+        returned, and every change is reported as a StateRepaired event. A checkpoint the
+        store cannot hand over at all (corrupt, another policy's, a V1 file naming containers
+        that are gone) is discarded and the state starts afresh, also reported.
         """
         self._active_pods = active_pods
         self._sources_ready = sources_ready
@@ -112,7 +115,12 @@ class CPUManager:
             source = "new"
             restored = StateSnapshot(self._policy.name)
             self._store.save(restored)
-        if restored.policy_name != self._policy.name and recover:
+        if restored.policy_name != self._policy.name:
+            # The stores refuse another policy's checkpoint themselves (as the kubelet's
+            # restore does), so under recovery it was discarded above; this guards a store
+            # that hands it over anyway.
+            if not recover:
+                check_policy_name(restored, self._policy.name, source="state store")
             self._observer.notify(
                 StateRepaired(
                     f"checkpoint policy {restored.policy_name!r} replaced by "
