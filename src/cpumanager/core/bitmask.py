@@ -16,16 +16,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import combinations
 
+from cpumanager.core.bitset import IntBitSet
 from cpumanager.errors import InvalidNUMAMaskError
 
 __all__ = ["NUMAMask", "iterate_masks"]
 
 
-class NUMAMask:
+class NUMAMask(IntBitSet):
     """Immutable, hashable set of NUMA node ids."""
 
-    __slots__ = ("_bits",)
-    _bits: int
+    __slots__ = ()
 
     def __init__(self, node_ids: Iterable[int] = ()) -> None:
         bits = 0
@@ -41,48 +41,11 @@ class NUMAMask:
         if bits < 0:
             msg = "a NUMA bitmask is non-negative"
             raise InvalidNUMAMaskError(msg)
-        new = cls.__new__(cls)
-        object.__setattr__(new, "_bits", bits)
-        return new
+        return cls._wrap(bits)
 
     @classmethod
     def of(cls, *node_ids: int) -> NUMAMask:
         return cls(node_ids)
-
-    @property
-    def bits(self) -> int:
-        return self._bits
-
-    def __setattr__(self, name: str, value: object) -> None:
-        msg = "NUMAMask is immutable"
-        raise AttributeError(msg)
-
-    def __reduce__(self) -> tuple[object, tuple[int]]:
-        return (NUMAMask.from_bits, (self._bits,))
-
-    def __hash__(self) -> int:
-        return hash(("NUMAMask", self._bits))
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, NUMAMask):
-            return self._bits == other._bits
-        return NotImplemented
-
-    def __len__(self) -> int:
-        return self._bits.bit_count()
-
-    def __bool__(self) -> bool:
-        return self._bits != 0
-
-    def __contains__(self, node: object) -> bool:
-        return isinstance(node, int) and node >= 0 and (self._bits >> node) & 1 == 1
-
-    def __iter__(self) -> Iterator[int]:
-        bits = self._bits
-        while bits:
-            low = bits & -bits
-            yield low.bit_length() - 1
-            bits ^= low
 
     def __repr__(self) -> str:
         return f"NUMAMask({list(self)})"
@@ -90,26 +53,8 @@ class NUMAMask:
     def __str__(self) -> str:
         return ",".join(str(node) for node in self)
 
-    def __or__(self, other: NUMAMask) -> NUMAMask:
-        return NUMAMask.from_bits(self._bits | other._bits)
-
-    def __and__(self, other: NUMAMask) -> NUMAMask:
-        return NUMAMask.from_bits(self._bits & other._bits)
-
-    def __sub__(self, other: NUMAMask) -> NUMAMask:
-        return NUMAMask.from_bits(self._bits & ~other._bits)
-
-    def __le__(self, other: NUMAMask) -> bool:
-        return self._bits & ~other._bits == 0
-
-    def count(self) -> int:
-        return self._bits.bit_count()
-
     def ids(self) -> tuple[int, ...]:
         return tuple(self)
-
-    def is_empty(self) -> bool:
-        return self._bits == 0
 
     def is_less_than(self, other: NUMAMask) -> bool:
         """The kubelet's ``IsLessThan``: numeric order of the masks."""

@@ -13,8 +13,9 @@ the *first* ``-``, so ``-1``, ``1-``, ``3-0`` and empty elements are errors.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
+from cpumanager.core.bitset import IntBitSet
 from cpumanager.errors import InvalidCPUSetError
 
 __all__ = ["MAX_CPU_ID", "CPUSet"]
@@ -65,11 +66,10 @@ def _bits_of(ranges: list[tuple[int, int]]) -> int:
     return int(digits, 2)
 
 
-class CPUSet:
+class CPUSet(IntBitSet):
     """Immutable, hashable set of non-negative CPU ids."""
 
-    __slots__ = ("_bits",)
-    _bits: int
+    __slots__ = ()
 
     def __init__(self, cpus: Iterable[int] = ()) -> None:
         bits = 0
@@ -86,16 +86,14 @@ class CPUSet:
         if bits < 0:
             msg = "a CPU bitmask is non-negative"
             raise ValueError(msg)
-        new = cls.__new__(cls)
-        object.__setattr__(new, "_bits", bits)
-        return new
+        return cls._wrap(bits)
 
     @classmethod
     def range(cls, start: int, stop: int) -> CPUSet:
         """CPUs ``start`` .. ``stop - 1`` (like :func:`range`)."""
         if stop <= start:
             return _EMPTY
-        return cls.from_bits(((1 << (stop - start)) - 1) << start)
+        return cls._wrap(((1 << (stop - start)) - 1) << start)
 
     @classmethod
     def parse(cls, text: str) -> CPUSet:
@@ -126,46 +124,6 @@ class CPUSet:
             ranges.append((start, end))
         return cls.from_bits(_bits_of(_checked(ranges, text)))
 
-    # --- value behaviour -------------------------------------------------------------
-
-    @property
-    def bits(self) -> int:
-        """The backing integer (bit i set means CPU i is in the set)."""
-        return self._bits
-
-    def __setattr__(self, name: str, value: object) -> None:
-        msg = "CPUSet is immutable"
-        raise AttributeError(msg)
-
-    def __reduce__(self) -> tuple[object, tuple[int]]:
-        return (CPUSet.from_bits, (self._bits,))
-
-    def __hash__(self) -> int:
-        return hash(("CPUSet", self._bits))
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, CPUSet):
-            return self._bits == other._bits
-        return NotImplemented
-
-    def __len__(self) -> int:
-        return self._bits.bit_count()
-
-    def __bool__(self) -> bool:
-        return self._bits != 0
-
-    def __contains__(self, cpu: object) -> bool:
-        return isinstance(cpu, int) and cpu >= 0 and (self._bits >> cpu) & 1 == 1
-
-    def __iter__(self) -> Iterator[int]:
-        bits = self._bits
-        if bits.bit_count() * 16 >= bits.bit_length():
-            # Dense (the usual case): one pass over the binary text beats bit tricks on a
-            # wide int, whose every operation costs O(width).
-            text = bin(bits)[:1:-1]
-            return iter([cpu for cpu, digit in enumerate(text) if digit == "1"])
-        return (cpu for start, end in self.runs() for cpu in range(start, end + 1))
-
     def __str__(self) -> str:
         return ",".join(
             str(start) if start == end else f"{start}-{end}" for start, end in self.runs()
@@ -173,100 +131,6 @@ class CPUSet:
 
     def __repr__(self) -> str:
         return f'CPUSet("{self}")'
-
-    # --- set algebra -------------------------------------------------------------------
-
-    def __or__(self, other: CPUSet) -> CPUSet:
-        return CPUSet.from_bits(self._bits | other._bits)
-
-    def __and__(self, other: CPUSet) -> CPUSet:
-        return CPUSet.from_bits(self._bits & other._bits)
-
-    def __sub__(self, other: CPUSet) -> CPUSet:
-        return CPUSet.from_bits(self._bits & ~other._bits)
-
-    def __xor__(self, other: CPUSet) -> CPUSet:
-        return CPUSet.from_bits(self._bits ^ other._bits)
-
-    def __le__(self, other: CPUSet) -> bool:
-        return self._bits & ~other._bits == 0
-
-    def __lt__(self, other: CPUSet) -> bool:
-        return self <= other and self._bits != other._bits
-
-    def __ge__(self, other: CPUSet) -> bool:
-        return other <= self
-
-    def __gt__(self, other: CPUSet) -> bool:
-        return other < self
-
-    def union(self, *others: CPUSet) -> CPUSet:
-        bits = self._bits
-        for other in others:
-            bits |= other._bits
-        return CPUSet.from_bits(bits)
-
-    def intersection(self, *others: CPUSet) -> CPUSet:
-        bits = self._bits
-        for other in others:
-            bits &= other._bits
-        return CPUSet.from_bits(bits)
-
-    def difference(self, *others: CPUSet) -> CPUSet:
-        bits = self._bits
-        for other in others:
-            bits &= ~other._bits
-        return CPUSet.from_bits(bits)
-
-    def is_subset(self, other: CPUSet) -> bool:
-        return self <= other
-
-    def is_disjoint(self, other: CPUSet) -> bool:
-        return self._bits & other._bits == 0
-
-    def is_empty(self) -> bool:
-        return self._bits == 0
-
-    def min(self) -> int:
-        """Smallest CPU id; ValueError on an empty set."""
-        if not self._bits:
-            msg = "min() of an empty CPUSet"
-            raise ValueError(msg)
-        return (self._bits & -self._bits).bit_length() - 1
-
-    def max(self) -> int:
-        """Largest CPU id; ValueError on an empty set."""
-        if not self._bits:
-            msg = "max() of an empty CPUSet"
-            raise ValueError(msg)
-        return self._bits.bit_length() - 1
-
-    def sorted(self) -> tuple[int, ...]:
-        return tuple(self)
-
-    def lowest(self, count: int) -> CPUSet:
-        """The ``count`` smallest ids (all of them when fewer)."""
-        bits = self._bits
-        taken = 0
-        while bits and count > 0:
-            low = bits & -bits
-            taken |= low
-            bits ^= low
-            count -= 1
-        return CPUSet.from_bits(taken)
-
-    def runs(self) -> Iterator[tuple[int, int]]:
-        """Maximal runs of consecutive ids as inclusive ``(start, end)`` pairs, ascending."""
-        # The reversed binary text puts bit i at index i; str.find skips runs at C speed,
-        # which keeps iteration and formatting linear on sets of thousands of CPUs.
-        text = bin(self._bits)[:1:-1]
-        start = text.find("1")
-        while start != -1:
-            end = text.find("0", start)
-            if end == -1:
-                end = len(text)
-            yield start, end - 1
-            start = text.find("1", end)
 
 
 _EMPTY = CPUSet()
