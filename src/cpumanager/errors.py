@@ -14,6 +14,7 @@ codes (1 = bad input or file, 3 = system or runtime failure; 2 is click's usage 
     │   ├── WorkloadError               Pod manifest malformed
     │   ├── ConfigError                 kubelet configuration / policy options invalid
     │   ├── ScenarioError               simulator scenario malformed
+    │   ├── InvalidPathError            a path names a directory or device, not a file
     │   └── CheckpointError             cpu_manager_state unusable
     │       ├── CheckpointFormatError   not a checkpoint the kubelet could decode
     │       ├── CheckpointCorruptError  checksum mismatch
@@ -23,7 +24,7 @@ codes (1 = bad input or file, 3 = system or runtime failure; 2 is click's usage 
     │   ├── SMTAlignmentError
     │   ├── TopologyAffinityError
     │   └── UnexpectedAdmissionError
-    └── HostError                    the host failed us                     (exit 3)
+    └── HostError                       the host failed us                     (exit 3)
         ├── StoreError                  reading/writing state files failed
         └── RuntimeApplyError           cpuset / affinity could not be applied
 
@@ -192,3 +193,9 @@ class RuntimeApplyError(HostError):
     """A cpuset or CPU affinity could not be applied to a workload."""
 
     reason = "RuntimeApplyError"
+
+
+class InvalidPathError(InputError):
+    """A path names something that is not the kind of file asked for (a directory, a fifo)."""
+
+    reason = "InvalidPathError"

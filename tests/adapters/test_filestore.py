@@ -11,7 +11,7 @@ import pytest
 
 from cpumanager.adapters import filestore
 from cpumanager.adapters.filestore import STEPS, preserve_copy, read_bytes, set_aside, write_atomic
-from cpumanager.errors import StoreError
+from cpumanager.errors import InvalidPathError, StoreError
 
 
 def fail_at(step: str, exc: BaseException | None = None):
@@ -88,19 +88,19 @@ def test_writing_over_a_directory_or_into_a_missing_one_fails_cleanly(tmp_path: 
         write_atomic(tmp_path / "missing" / "f", b"x")
 
 
-def test_read_missing_is_none_and_odd_files_are_store_errors(tmp_path: Path) -> None:
+def test_read_missing_is_none_and_odd_files_are_input_or_store_errors(tmp_path: Path) -> None:
     assert read_bytes(tmp_path / "nope") is None
-    with pytest.raises(StoreError, match="it is a directory"):
+    with pytest.raises(InvalidPathError, match="it is a directory"):
         read_bytes(tmp_path)
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    with pytest.raises(StoreError, match="not a regular file"):
+    with pytest.raises(InvalidPathError, match="not a regular file"):
         read_bytes(fifo)
     (tmp_path / "file").write_bytes(b"x")
     with pytest.raises(StoreError, match="not a directory"):
         read_bytes(tmp_path / "file" / "child")
     (tmp_path / "big").write_bytes(b"x" * 11)
-    with pytest.raises(StoreError, match="too large"):
+    with pytest.raises(InvalidPathError, match="too large"):
         read_bytes(tmp_path / "big", max_bytes=10)
 
 

@@ -24,7 +24,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from cpumanager.errors import StoreError
+from cpumanager.errors import InvalidPathError, StoreError
 
 __all__ = [
     "MAX_STATE_BYTES",
@@ -69,13 +69,13 @@ def read_bytes(path: Path, *, max_bytes: int = MAX_STATE_BYTES) -> bytes | None:
         if not stat.S_ISREG(info.st_mode):
             kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
             message = f"cannot read {str(path)!r}: it is {kind}; give the path of a state file"
-            raise StoreError(message)
+            raise InvalidPathError(message)
         if info.st_size > max_bytes:
             message = (
                 f"cannot read {str(path)!r}: {info.st_size} bytes is too large for a CPU "
                 f"manager state (limit {max_bytes}); check the path"
             )
-            raise StoreError(message)
+            raise InvalidPathError(message)
         chunks: list[bytes] = []
         total = 0
         while True:
@@ -88,7 +88,7 @@ def read_bytes(path: Path, *, max_bytes: int = MAX_STATE_BYTES) -> bytes | None:
                 raise StoreError(message)
             chunks.append(chunk)
         return b"".join(chunks)
-    except OSError as err:
+    except OSError as err:  # InvalidPathError is not an OSError: it passes through
         message = f"cannot read {str(path)!r}: {_reason(err)}; check the disk and the path"
         raise StoreError(message) from err
     finally:
