@@ -129,9 +129,9 @@ def _int(value: object, field: str, *, low: int = 0, high: int | None = None) ->
     return value
 
 
-def _text(value: object, field: str) -> str:
+def _text(value: object, field: str, example: str = "0-3,8") -> str:
     if not isinstance(value, str):
-        msg = f'{field!r} must be a string such as "0-3,8", got {json.dumps(value)}'
+        msg = f'{field!r} must be a string such as "{example}", got {json.dumps(value)}'
         raise _bad(msg)
     return value
 
@@ -392,7 +392,7 @@ class ComputeSession:
     def merge(self, request: Mapping[str, object]) -> dict[str, object]:
         """``{"hint": ..., "admit": ...}`` (plus ``"explanation"`` when explaining)."""
         nodes = _node_ids(request["numa_nodes"], "numa_nodes")
-        policy = _text(request["policy"], "policy")
+        policy = _text(request["policy"], "policy", "restricted")
         gates = _gates(request.get("feature_gates"), _TOPOLOGY_GATES)
         distances = _distances(request.get("distances"))
         providers = _providers(request["providers"])
@@ -452,8 +452,10 @@ class ComputeSession:
         except (ValueError, RecursionError) as err:
             if isinstance(err, json.JSONDecodeError):
                 reason = f"at column {err.colno}: {err.msg}"
-            else:
-                reason = f"({type(err).__name__}: {err})"
+            elif isinstance(err, RecursionError):
+                reason = "(nested too deeply)"
+            else:  # Python refuses integer literals of more than 4300 digits
+                reason = "(a number has too many digits)"
             text = line.strip()
             shown = text if len(text) <= 60 else text[:57] + "..."
             msg = f"not valid JSON {reason}: {shown!r}; write one JSON object per line"
