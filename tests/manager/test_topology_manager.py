@@ -23,6 +23,7 @@ from cpumanager.errors import (
     NotEnoughCPUsError,
     SMTAlignmentError,
     StoreError,
+    UnexpectedAdmissionError,
 )
 from cpumanager.manager.topology_manager import TopologyManager
 from tests.builders import container, pod
@@ -171,7 +172,17 @@ def test_rejection_stops_at_the_first_container_that_cannot_be_aligned() -> None
 @pytest.mark.parametrize(
     ("error", "reason", "message"),
     [
-        (NotEnoughCPUsError("not enough cpus available"), "NotEnoughCPUsError", None),
+        (
+            NotEnoughCPUsError("not enough cpus available to satisfy request: requested=3"),
+            "UnexpectedAdmissionError",
+            "Allocate failed due to not enough cpus available to satisfy request: requested=3, "
+            "which is unexpected",
+        ),
+        (
+            UnexpectedAdmissionError("Allocate failed due to no devices, which is unexpected"),
+            "UnexpectedAdmissionError",
+            None,
+        ),
         (
             SMTAlignmentError("SMT Alignment Error: odd", requested=3, cpus_per_core=2),
             "SMTAlignmentError",
@@ -183,7 +194,7 @@ def test_rejection_stops_at_the_first_container_that_cannot_be_aligned() -> None
             "Allocate failed due to disk full, which is unexpected",
         ),
     ],
-    ids=["allocation-error", "smt-alignment", "other-error"],
+    ids=["not-enough-cpus", "already-unexpected", "smt-alignment", "other-error"],
 )
 def test_allocation_errors_reject_with_their_reason(
     error: CpuManagerError, reason: str, message: str | None

@@ -4,9 +4,11 @@ Container scope visits init containers, then app containers, in spec order: it a
 provider for the container's hints, merges them under the policy, rejects the pod with
 ``TopologyAffinityError`` when the policy does not admit the merged hint, otherwise stores
 the hint and lets every provider allocate (in registration order; the first error rejects
-the pod, with that error's reason). Pod scope asks once for the whole pod and stores the
-same hint for every container. The ``none`` policy asks nobody and stores nothing, but the
-providers still allocate (unaligned).
+the pod: SMTAlignmentError, TopologyAffinityError and UnexpectedAdmissionError keep their
+reason, anything else, "not enough CPUs" included, becomes UnexpectedAdmissionError
+"Allocate failed due to <error>, which is unexpected", as in the kubelet). Pod scope asks
+once for the whole pod and stores the same hint for every container. The ``none`` policy
+asks nobody and stores nothing, but the providers still allocate (unaligned).
 
 A rejected pod keeps whatever its earlier containers were given, as in the kubelet: the pod
 is not active, so the next stale-state removal returns it.
@@ -28,12 +30,21 @@ from cpumanager.core.merge.explain import MergeExplanation
 from cpumanager.core.merge.options import TopologyManagerConfig
 from cpumanager.core.merge.policies import MergeResult, merge_hints
 from cpumanager.core.workload import Container, Pod
-from cpumanager.errors import AllocationError, CpuManagerError
+from cpumanager.errors import (
+    CpuManagerError,
+    SMTAlignmentError,
+    TopologyAffinityError,
+    UnexpectedAdmissionError,
+)
 from cpumanager.ports import NULL_OBSERVER, Observer
 
 __all__ = ["AdmissionResult", "ContainerDecision", "HintProvider", "TopologyManager"]
 
 _REJECT_MESSAGE = "Resources cannot be allocated with Topology locality"
+
+# The kubelet keeps the reason of errors that carry an admission type; every other error
+# (not enough CPUs included) becomes UnexpectedAdmissionError, its text wrapped.
+_TYPED_ADMISSION_ERRORS = (SMTAlignmentError, TopologyAffinityError, UnexpectedAdmissionError)
 
 
 class HintProvider(Protocol):
@@ -179,7 +190,7 @@ class TopologyManager:
                     allocated[f"{provider.provider_name}/{container.name}"] = provider.allocate(
                         pod, container
                     )
-                except AllocationError as err:
+                except _TYPED_ADMISSION_ERRORS as err:
                     return AdmissionResult(False, err.reason, err.message, tuple(decisions))
                 except CpuManagerError as err:
                     return AdmissionResult(
