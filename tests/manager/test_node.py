@@ -1,0 +1,295 @@
+"""Node: the CPU, memory and device managers behind the topology manager, wired from a
+KubeletConfiguration, admitting pods the kubelet's way.
+
+Machine: two sockets, one NUMA node each, four cores of two threads; NUMA 0 holds CPUs
+0-3,8-11 and NUMA 1 holds 4-7,12-15. CPU 0 is reserved. Two GPUs sit on NUMA node 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from cpumanager.adapters.memory_store import InMemoryStore
+from cpumanager.core.bitmask import NUMAMask
+from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.hints.device_hints import Device
+from cpumanager.core.ids import ContainerID, ContainerName, PodUID
+from cpumanager.core.kubelet_config import KubeletConfig
+from cpumanager.core.presets import synthetic
+from cpumanager.core.topology import CPUTopology
+from cpumanager.core.workload import Pod
+from cpumanager.errors import ConfigError, StateValidationError
+from cpumanager.manager.node import Node, NodeResources
+from tests.builders import container, cpus, guaranteed, pod
+
+MACHINE = synthetic(sockets=2, cores_per_numa=4, threads=2)
+NUMA0, NUMA1 = MACHINE.cpus_in_numa_nodes([0]), MACHINE.cpus_in_numa_nodes([1])
+GPUS = {"gpu": (Device("g0", (1,)), Device("g1", (1,)))}
+MEMORY: dict[str, Any] = {
+    "memoryManagerPolicy": "Static",
+    "kubeReserved": {"memory": "512Mi"},
+    "reservedMemory": [{"numaNode": 0, "limits": {"memory": "612Mi"}}],  # + 100Mi eviction
+}
+
+
+class Cluster:
+    """A node and the pods the API server says should run on it."""
+
+    def __init__(
+        self,
+        policy: str = "single-numa-node",
+        *,
+        scope: str = "container",
+        topology: CPUTopology = MACHINE,
+        store: InMemoryStore | None = None,
+        **fields: Any,
+    ) -> None:
+        self.config = KubeletConfig.from_mapping(
+            {
+                "cpuManagerPolicy": "static",
+                "reservedSystemCPUs": "0",
+                "topologyManagerPolicy": policy,
+                "topologyManagerScope": scope,
+                **fields,
+            }
+        )
+        self.topology = topology
+        self.store = store or InMemoryStore()
+        self.pods: list[Pod] = []
+        self.node = self.boot()
+
+    def boot(self, running: Sequence[tuple[ContainerID, PodUID, ContainerName]] = ()) -> Node:
+        node = Node(
+            topology=self.topology,
+            kubelet=self.config,
+            store=self.store,
+            resources=NodeResources(devices=GPUS),
+        )
+        node.start(active_pods=lambda: list(self.pods), running_containers=running)
+        self.node = node
+        return node
+
+    def admit(self, p: Pod) -> Any:
+        self.pods.append(p)
+        result = self.node.admit(p)
+        if not result.admitted:
+            self.pods.remove(p)
+        return result
+
+
+def cpus_of(result: Any, name: str = "app") -> CPUSet:
+    found = result.allocated[f"cpu/{name}"]
+    assert isinstance(found, CPUSet)
+    return found
+
+
+# --- the stored affinity drives the allocation -------------------------------------------
+
+
+def test_the_merged_hint_is_stored_and_used_by_the_cpu_manager() -> None:
+    c = Cluster("single-numa-node")
+    assert cpus_of(c.admit(guaranteed("a", app="6"))) <= NUMA0
+    b = c.admit(guaranteed("b", app="5"))  # only NUMA 1 still has 5 free CPUs
+    assert b.admitted
+    assert cpus_of(b) <= NUMA1
+    assert c.node.topology_manager.affinity_mask(PodUID("b"), ContainerName("app")) == (
+        NUMAMask.of(1)
+    )
+
+
+def test_the_none_policy_allocates_unaligned() -> None:
+    c = Cluster("none")
+    c.admit(guaranteed("a", app="6"))
+    b = c.admit(guaranteed("b", app="5"))
+    assert b.admitted
+    assert cpus_of(b) & NUMA0
+    assert cpus_of(b) & NUMA1
+    assert b.decisions == ()
+    assert c.node.topology_manager.affinity_mask(PodUID("b"), ContainerName("app")) is None
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"), [("single-numa-node", NUMA1), ("none", NUMA0)], ids=str
+)
+def test_cpus_follow_the_device_under_alignment(policy: str, expected: CPUSet) -> None:
+    c = Cluster(policy)
+    result = c.admit(pod("p", container("app", "2", gpu=1)))
+    assert result.admitted
+    assert cpus_of(result) <= expected
+    assert result.allocated["devices/app"] == {"gpu": ("g0",)}
+
+
+def test_cpus_memory_and_devices_land_on_one_numa_node() -> None:
+    c = Cluster("single-numa-node", **MEMORY)
+    p = pod("p", container("app", "2", gpu=1, memory="2Gi"))
+    result = c.admit(p)
+    assert result.admitted
+    assert cpus_of(result) <= NUMA1
+    assert c.node.memory_provider is not None
+    assert c.node.memory_provider.held_nodes(p, p.containers[0]) == (1,)
+
+
+@pytest.mark.parametrize(
+    ("scope", "a", "b"),
+    [("pod", NUMA1, NUMA1), ("container", NUMA0, NUMA1)],
+    ids=["pod-scope-keeps-the-pod-together", "container-scope-aligns-each-container"],
+)
+def test_scopes(scope: str, a: CPUSet, b: CPUSet) -> None:
+    # NUMA 0 has 7 free CPUs (CPU 0 is reserved), NUMA 1 has 8: the whole pod fits only there.
+    c = Cluster("single-numa-node", scope=scope)
+    result = c.admit(guaranteed("p", a="4", b="4"))
+    assert result.admitted
+    assert cpus_of(result, "a") <= a
+    assert cpus_of(result, "b") <= b
+
+
+# --- rejection reasons -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("policy", "fields", "p", "reason", "message"),
+    [
+        (
+            "single-numa-node",
+            {},
+            guaranteed("p", app="10"),
+            "TopologyAffinityError",
+            "Resources cannot be allocated with Topology locality",
+        ),
+        (
+            "none",
+            {"cpuManagerPolicyOptions": {"full-pcpus-only": "true"}},
+            guaranteed("p", app="3"),
+            "SMTAlignmentError",
+            "SMT Alignment Error: requested 3 cpus not multiple cpus per core = 2",
+        ),
+        (
+            "none",
+            {},
+            guaranteed("p", app="16"),
+            "UnexpectedAdmissionError",
+            "Allocate failed due to not enough cpus available to satisfy request: "
+            "requested=16, available=15, which is unexpected",
+        ),
+        (
+            "best-effort",
+            {},
+            pod("p", container("app", "2", gpu=3)),
+            "UnexpectedAdmissionError",
+            "Allocate failed due to requested number of devices unavailable for gpu. "
+            "Requested: 3, Available: 2, which is unexpected",
+        ),
+    ],
+    ids=["no-single-node", "smt-alignment", "not-enough-cpus", "not-enough-devices"],
+)
+def test_rejections(policy: str, fields: dict[str, Any], p: Pod, reason: str, message: str) -> None:
+    c = Cluster(policy, **fields)
+    result = c.admit(p)
+    assert (result.admitted, result.reason, result.message) == (False, reason, message)
+
+
+def test_restricted_admits_what_needs_two_nodes_at_least() -> None:
+    result = Cluster("restricted").admit(guaranteed("p", app="10"))
+    assert result.admitted
+    assert cpus_of(result) & NUMA0
+    assert cpus_of(result) & NUMA1
+
+
+def test_a_rejected_pods_cpus_are_returned_before_the_next_admission() -> None:
+    c = Cluster("none")
+    bad = c.admit(guaranteed("p", a="8", b="8"))  # "a" is allocated, "b" fails
+    assert bad.reason == "UnexpectedAdmissionError"
+    assert c.node.cpu_manager.snapshot.cpuset_of(PodUID("p"), ContainerName("a"))
+    assert c.admit(guaranteed("q", app="15")).admitted
+
+
+# --- devices and memory of gone pods, restart ---------------------------------------------
+
+
+def test_devices_of_pods_that_are_gone_are_freed_at_the_next_admission() -> None:
+    c = Cluster("single-numa-node")
+    assert c.admit(pod("p", container("app", "1", gpu=1))).admitted
+    assert not c.admit(pod("q", container("app", "1", gpu=2))).admitted
+    c.pods.clear()
+    assert c.admit(pod("q", container("app", "1", gpu=2))).admitted
+
+
+def test_memory_of_pods_that_are_gone_is_freed_at_start() -> None:
+    c = Cluster("single-numa-node", **MEMORY)
+    assert c.node.memory_provider is not None
+    p = pod("p", container("app", "1", memory="2Gi"))
+    c.admit(p)
+    assert c.node.memory_provider.state.blocks
+    c.pods.clear()
+    c.node.start(active_pods=lambda: list(c.pods))
+    assert not c.node.memory_provider.state.blocks
+
+
+def test_a_restarted_node_keeps_the_cpus_of_running_pods() -> None:
+    c = Cluster("single-numa-node")
+    first = cpus_of(c.admit(guaranteed("a", app="4")))
+    c.boot()
+    again = c.node.admit(c.pods[0])
+    assert again.admitted
+    assert cpus_of(again) == first
+    assert c.admit(guaranteed("b", app="4")).admitted
+
+
+def test_a_restart_with_a_changed_reservation_refuses_or_recovers() -> None:
+    c = Cluster("none")
+    c.admit(guaranteed("a", app="2"))  # takes core 1: CPUs 1 and 9
+    c.config = KubeletConfig.from_mapping(
+        {"cpuManagerPolicy": "static", "reservedSystemCPUs": "0-1"}
+    )
+    with pytest.raises(StateValidationError, match="not all reserved cpus"):
+        c.boot()
+    node = Node(topology=MACHINE, kubelet=c.config, store=c.store)
+    node.start(active_pods=lambda: list(c.pods), recover=True)
+    assert node.cpu_manager.snapshot.cpuset_of(PodUID("a"), ContainerName("app")) is None
+    assert node.cpu_manager.snapshot.default_cpuset == cpus("0-15")
+
+
+# --- wiring -------------------------------------------------------------------------------
+
+
+def test_past_eight_numa_nodes_the_providers_answer_with_hint_rules() -> None:
+    big = synthetic(sockets=1, numa_per_socket=9, cores_per_numa=1, threads=2)
+    c = Cluster(
+        "best-effort",
+        topology=big,
+        topologyManagerPolicyOptions={"max-allowable-numa-nodes": "16"},
+    )
+    assert c.node.cpu_provider.implicit
+    result = c.admit(guaranteed("p", app="2"))
+    assert result.admitted
+    mask = c.node.topology_manager.affinity_mask(PodUID("p"), ContainerName("app"))
+    assert mask is not None
+    assert cpus_of(result) <= big.cpus_in_numa_nodes(mask.ids())
+
+
+def test_providers_are_registered_in_the_kubelets_order() -> None:
+    c = Cluster("best-effort", **MEMORY)
+    result = c.admit(pod("p", container("app", "1", gpu=1)))
+    assert list(result.allocated) == ["cpu/app", "memory/app", "devices/app"]
+
+
+@pytest.mark.parametrize(
+    ("fields", "text"),
+    [
+        (
+            {"cpuManagerPolicy": "none", "cpuManagerPolicyOptions": {"full-pcpus-only": "true"}},
+            "None policy: received unsupported options",
+        ),
+        ({"reservedSystemCPUs": "0,99"}, "not a subset of online-cpus"),
+        ({"reservedSystemCPUs": "", "kubeReserved": {"cpu": "20"}}, "unable to reserve"),
+    ],
+    ids=["none-with-options", "reserved-offline", "reservation-too-big"],
+)
+def test_invalid_configurations_are_refused(fields: dict[str, Any], text: str) -> None:
+    base: dict[str, Any] = {"cpuManagerPolicy": "static", "reservedSystemCPUs": "0"}
+    config = KubeletConfig.from_mapping({**base, **fields})
+    with pytest.raises(ConfigError, match=text):
+        Node(topology=MACHINE, kubelet=config, store=InMemoryStore())
