@@ -806,3 +806,43 @@ def test_a_store_that_skips_the_policy_check_is_still_refused() -> None:
     k2.start(recover=True)
     assert k2.m.snapshot.policy_name == "none"
     assert "replaced by 'none'" in k2.log.of(StateRepaired)[0].description
+
+
+# --- strict reservation: an empty default set ----------------------------------------------
+
+
+def full_strict_kubelet() -> Kubelet:
+    """Strict reservation of CPUs 0 and 4; one pod holds every other CPU."""
+    k = Kubelet(
+        topology=get_preset("single-socket-ht"),
+        reserved="0,4",
+        options=StaticPolicyOptions.parse({"strict-cpu-reservation": "true"}),
+    )
+    k.start()
+    k.admit(guaranteed("all", app="6"))
+    assert k.m.snapshot.default_cpuset == CPUSet()
+    return k
+
+
+def test_a_node_whose_allocatable_cpus_are_all_exclusive_cannot_restart_like_the_kubelet() -> None:
+    k = full_strict_kubelet()
+    writes = len(k.store.history)
+    with pytest.raises(StateValidationError, match="default cpuset cannot be empty"):
+        k.start()
+    assert len(k.store.history) == writes
+
+
+def test_recovery_keeps_a_sound_state_with_an_empty_default_set() -> None:
+    k = full_strict_kubelet()
+    before, writes = k.m.snapshot, len(k.store.history)
+    k.log.events.clear()
+    k.start(recover=True)
+    assert k.m.snapshot == before
+    assert len(k.store.history) == writes
+    [event] = k.log.of(StateRepaired)
+    assert "empty default CPU set" in event.description
+    # Releasing the pod makes the state acceptable to the kubelet again.
+    k.delete("all")
+    k.m.remove_stale_state()
+    k.start()
+    assert k.m.snapshot.default_cpuset == cpus("1-3,5-7")

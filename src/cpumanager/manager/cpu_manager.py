@@ -36,7 +36,13 @@ from cpumanager.core.repair import repair_snapshot
 from cpumanager.core.restore import check_policy_name
 from cpumanager.core.state import StateSnapshot
 from cpumanager.core.workload import Container, Pod, guaranteed_cpus
-from cpumanager.errors import AllocationError, CheckpointError, CpuManagerError, HostError
+from cpumanager.errors import (
+    AllocationError,
+    CheckpointError,
+    CpuManagerError,
+    HostError,
+    StateValidationError,
+)
 from cpumanager.ports import NULL_OBSERVER, Observer, Runtime, StateStore
 
 __all__ = ["CPUManager", "ReconcileReport"]
@@ -143,7 +149,7 @@ class CPUManager:
             )
             for change in changes:
                 self._observer.notify(change)
-            started = self._policy.start(repaired)
+            started = self._start_repaired(repaired)
         if started != restored:
             self._store.save(started)
         self._snapshot = started
@@ -160,6 +166,27 @@ class CPUManager:
             )
         )
         self.remove_stale_state()
+
+    def _start_repaired(self, repaired: StateSnapshot) -> StateSnapshot:
+        """Start from a repaired state, which may have an empty default set.
+
+        Under strict-cpu-reservation every allocatable CPU can be exclusively assigned,
+        leaving the default set empty. The kubelet's validateState refuses any state with an
+        empty default set and assignments ("default cpuset cannot be empty"), so such a node
+        cannot restart; recovery keeps the (sound) state instead.
+        """
+        try:
+            return self._policy.start(repaired)
+        except StateValidationError:
+            if repaired.default_cpuset or not repaired.assignments:
+                raise
+        self._observer.notify(
+            StateRepaired(
+                "kept an empty default CPU set: every allocatable CPU is exclusively "
+                "assigned (the kubelet refuses such a state at start)"
+            )
+        )
+        return repaired
 
     def _strict_reservation(self) -> bool:
         return bool(getattr(self._policy, "strict_reservation", False))  # static only
