@@ -1,0 +1,208 @@
+"""AffinityRuntime: the Runtime port over ``sched_setaffinity`` for plain local processes.
+
+A "container" here is one process, named ``pid://<pid>``. Applying a cpuset sets the CPU
+affinity of every thread of the process (the kernel keeps affinity per thread, and psutil's
+``cpu_affinity`` only sets the main one). Threads started while we walk the list inherit the
+affinity of the thread that created them, so the walk is repeated until no new thread shows
+up (at most a few passes).
+
+Each process's affinity before the first apply is saved with its start time, so
+:meth:`restore` can put it back, and a pid reused by another process is never mistaken for
+the one we pinned: it counts as gone. Every OS or psutil failure becomes one
+:class:`RuntimeApplyError` line saying what to do.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from dataclasses import dataclass
+
+import psutil
+
+from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.ids import ContainerID
+from cpumanager.errors import RuntimeApplyError
+
+__all__ = [
+    "PID_SCHEME",
+    "AffinityRuntime",
+    "parse_pid_id",
+    "pid_container_id",
+    "process_start_time",
+]
+
+PID_SCHEME = "pid://"
+_MAX_PASSES = 4
+
+
+def pid_container_id(pid: int) -> ContainerID:
+    """The container id this runtime uses for a process."""
+    return ContainerID(f"{PID_SCHEME}{pid}")
+
+
+def parse_pid_id(container_id: str) -> int:
+    """The pid in ``pid://<pid>``; RuntimeApplyError for anything else."""
+    text = container_id.removeprefix(PID_SCHEME)
+    if text == container_id or not text.isdigit() or int(text) <= 0:
+        msg = (
+            f"container id {container_id!r} is not a process; the affinity runtime pins "
+            "'pid://<pid>' ids (annotate the workload with cpumanager.io/pid)"
+        )
+        raise RuntimeApplyError(msg)
+    return int(text)
+
+
+@dataclass(frozen=True, slots=True)
+class _Original:
+    started: float
+    cpus: CPUSet
+
+
+def _why(err: OSError) -> str:
+    if err.errno in (errno.EPERM, errno.EACCES):
+        return "permission denied; run as root or as the owner of the process"
+    if err.errno == errno.EINVAL:
+        return (
+            "the kernel refused the CPU list (CPUs offline or outside the process's cpuset "
+            "cgroup); give CPUs the process may use"
+        )
+    return err.strerror or str(err)
+
+
+def process_start_time(pid: int) -> float | None:
+    """When the live process ``pid`` started (seconds since the epoch); None if it is gone.
+
+    Together with the pid this names one process for good: pids are reused, start times
+    are not.
+    """
+    try:
+        process = psutil.Process(pid)
+        if process.status() == psutil.STATUS_ZOMBIE:
+            return None
+        return process.create_time()
+    except psutil.Error:
+        return None
+
+
+def _same_process(pid: int, started: float) -> bool:
+    """Whether ``pid`` still names the live process that started at ``started``."""
+    try:
+        process = psutil.Process(pid)
+        return process.create_time() == started and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+class AffinityRuntime:
+    """Pins processes (and all their threads) with ``sched_setaffinity``; restores them."""
+
+    def __init__(self) -> None:
+        self._originals: dict[int, _Original] = {}
+
+    def _process(self, pid: int, container_id: str) -> psutil.Process:
+        try:
+            process = psutil.Process(pid)
+            started = process.create_time()
+            zombie = process.status() == psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess as err:
+            msg = f"process {pid} ({container_id}) is gone; nothing to pin"
+            raise RuntimeApplyError(msg) from err
+        except psutil.Error as err:
+            msg = f"cannot inspect process {pid} ({container_id}): {err}; check permissions"
+            raise RuntimeApplyError(msg) from err
+        saved = self._originals.get(pid)
+        if zombie or (saved is not None and saved.started != started):
+            msg = f"process {pid} ({container_id}) is gone (pid reused or exited); nothing to pin"
+            raise RuntimeApplyError(msg)
+        return process
+
+    def apply(self, container_id: ContainerID, cpus: CPUSet) -> None:
+        """Set the affinity of every thread of the process to ``cpus``."""
+        pid = parse_pid_id(container_id)
+        if not cpus:
+            msg = f"refusing to pin process {pid} to an empty CPU set; give at least one CPU"
+            raise RuntimeApplyError(msg)
+        process = self._process(pid, container_id)
+        if pid not in self._originals:
+            try:
+                original = CPUSet(os.sched_getaffinity(pid))
+            except OSError as err:
+                msg = f"cannot read the CPU affinity of process {pid}: {_why(err)}"
+                raise RuntimeApplyError(msg) from err
+            self._originals[pid] = _Original(process.create_time(), original)
+        self._set_all_threads(process, cpus)
+
+    def _set_all_threads(self, process: psutil.Process, cpus: CPUSet) -> None:
+        wanted = set(cpus)
+        done: set[int] = set()
+        for _ in range(_MAX_PASSES):
+            try:
+                tids = {thread.id for thread in process.threads()} | {process.pid}
+            except psutil.NoSuchProcess as err:
+                msg = f"process {process.pid} exited while being pinned to {cpus}"
+                raise RuntimeApplyError(msg) from err
+            except psutil.Error as err:
+                msg = f"cannot list the threads of process {process.pid}: {err}"
+                raise RuntimeApplyError(msg) from err
+            todo = sorted(tids - done)
+            if not todo:
+                return
+            for tid in todo:
+                try:
+                    os.sched_setaffinity(tid, wanted)
+                except ProcessLookupError:
+                    if tid == process.pid:
+                        msg = f"process {process.pid} exited while being pinned to {cpus}"
+                        raise RuntimeApplyError(msg) from None
+                    # a thread that exited meanwhile needs nothing
+                except OSError as err:
+                    msg = f"cannot pin process {process.pid} (thread {tid}) to {cpus}: {_why(err)}"
+                    raise RuntimeApplyError(msg) from err
+                done.add(tid)
+
+    def verify(self, container_id: ContainerID) -> CPUSet:
+        """The affinity the process's main thread has now."""
+        pid = parse_pid_id(container_id)
+        try:
+            return CPUSet(os.sched_getaffinity(pid))
+        except OSError as err:
+            msg = f"cannot read the CPU affinity of process {pid}: {_why(err)}"
+            raise RuntimeApplyError(msg) from err
+
+    def alive(self, container_id: ContainerID) -> bool:
+        """Whether the process still runs (and is the one we pinned, if we did)."""
+        try:
+            pid = parse_pid_id(container_id)
+            self._process(pid, container_id)
+        except RuntimeApplyError:
+            return False
+        return True
+
+    def saved(self) -> dict[ContainerID, CPUSet]:
+        """The original affinity of every process pinned so far."""
+        return {pid_container_id(pid): o.cpus for pid, o in sorted(self._originals.items())}
+
+    def restore(self, container_id: ContainerID | None = None) -> None:
+        """Put back the saved affinity of one process (or of all); gone processes are skipped.
+
+        Raises one RuntimeApplyError naming every process that could not be restored.
+        """
+        if container_id is None:
+            pids = sorted(self._originals)
+        else:
+            pid = parse_pid_id(container_id)
+            pids = [pid] if pid in self._originals else []
+        failures: list[str] = []
+        for pid in pids:
+            original = self._originals.pop(pid)
+            if not _same_process(pid, original.started):
+                continue
+            try:
+                self._set_all_threads(psutil.Process(pid), original.cpus)
+            except (RuntimeApplyError, psutil.Error) as err:
+                if _same_process(pid, original.started):
+                    failures.append(getattr(err, "message", str(err)))
+        if failures:
+            msg = "could not restore CPU affinity: " + "; ".join(failures)
+            raise RuntimeApplyError(msg)

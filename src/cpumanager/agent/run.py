@@ -1,0 +1,194 @@
+"""``cpumanager run``: admit one Guaranteed pod through a real Node, run a command on its CPUs.
+
+The flow, each step under the state-directory lock where it touches the checkpoint:
+
+1. **admit** (locked): restore the checkpoint as a restarted kubelet does, keeping the
+   entries of live ``run`` processes and every agent entry, releasing the rest (stale); then
+   admit a Guaranteed pod (``<n>`` CPUs, ``<memory>``) through the topology manager and the
+   static policy. Its exclusive CPUs are persisted before the command starts.
+2. **run** (unlocked, so other runs may admit meanwhile): start the command with its CPU
+   affinity set in the child before ``exec``, forward SIGTERM to it (SIGINT from a terminal
+   reaches it directly), and wait.
+3. **release** (locked): restore again without this pod, which frees its CPUs. When the lock
+   cannot be had in time (an agent owns the directory), the entry stays and is reclaimed by
+   the next run or agent tick, because its owner process is gone by then.
+
+The pod's uid names this ``cpumanager run`` process (pid and start time), see
+:mod:`cpumanager.agent.owners`. If this process is killed with SIGKILL the command may
+outlive it; its CPUs are then reclaimed by the next run although the command still runs.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import signal
+import subprocess
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from fractions import Fraction
+from types import FrameType
+from typing import Any
+
+from cpumanager.agent.owners import RUN_CONTAINER, is_run_uid, placeholder_pods, run_pod_uid
+from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.ids import PodUID
+from cpumanager.core.quantity import parse_quantity
+from cpumanager.core.workload import Container, Pod
+from cpumanager.errors import (
+    AllocationError,
+    CpuManagerError,
+    InputError,
+    TopologyAffinityError,
+    UnexpectedAdmissionError,
+    WorkloadError,
+)
+from cpumanager.manager.node import Node
+
+__all__ = ["Admission", "RunSession", "exit_code_of", "pod_for_this_process", "run_pod"]
+
+_REJECTIONS: dict[str, type[AllocationError]] = {
+    "TopologyAffinityError": TopologyAffinityError,
+    "UnexpectedAdmissionError": UnexpectedAdmissionError,
+}
+
+
+def run_pod(*, uid: PodUID, name: str, cpus: int, memory: str) -> Pod:
+    """A Guaranteed pod of one container with ``cpus`` whole CPUs and ``memory``."""
+    if cpus < 1:
+        msg = f"--cpus must be a whole number of CPUs, at least 1; got {cpus}"
+        raise InputError(msg)
+    memory_bytes = parse_quantity(memory, field="--memory")
+    if memory_bytes <= 0:
+        msg = f"--memory must be positive, e.g. '1Gi'; got {memory!r}"
+        raise WorkloadError(msg)
+    resources = {"cpu": Fraction(cpus), "memory": memory_bytes}
+    container = Container(RUN_CONTAINER, requests=resources, limits=resources)
+    return Pod(uid=uid, name=name, namespace="cpumanager-run", containers=(container,))
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """The admitted pod, its CPUs and the NUMA nodes they sit on."""
+
+    pod: Pod
+    cpus: CPUSet
+    numa_nodes: tuple[int, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pod": self.pod.display_name,
+            "uid": self.pod.uid,
+            "cpus": str(self.cpus),
+            "numa_nodes": list(self.numa_nodes),
+        }
+
+
+def exit_code_of(returncode: int) -> int:
+    """The shell's exit code for a child's return code (128 + signal when killed)."""
+    return 128 - returncode if returncode < 0 else returncode
+
+
+class RunSession:
+    """Admit, run, release: one ``cpumanager run``, over injected node and lock factories."""
+
+    def __init__(
+        self,
+        *,
+        node_factory: Callable[[], Node],
+        lock: Callable[[], AbstractContextManager[object]],
+        run_owner_alive: Callable[[str], bool],
+    ) -> None:
+        self._node_factory = node_factory
+        self._lock = lock
+        self._run_owner_alive = run_owner_alive
+
+    def _open(self, keep_pods: Sequence[Pod], *, drop: PodUID | None = None) -> Node:
+        """A started Node whose active pods are ``keep_pods`` plus the entries to keep.
+
+        Starting releases every other entry: those of ``drop``, of dead runs (stale).
+        """
+        node = self._node_factory()
+        mine = {pod.uid for pod in keep_pods}
+
+        def keep(uid: str) -> bool:
+            if uid in mine or uid == drop:
+                return False
+            return not is_run_uid(uid) or self._run_owner_alive(uid)
+
+        def active() -> list[Pod]:
+            return [*keep_pods, *placeholder_pods(node.cpu_manager.snapshot, keep)]
+
+        node.start(active_pods=active)
+        return node
+
+    def admit(self, pod: Pod, *, locked: bool = True) -> Admission:
+        """Admit ``pod``; the kubelet's rejection becomes an AllocationError (exit 1)."""
+        if locked:
+            with self._lock():
+                return self._admit(pod)
+        return self._admit(pod)
+
+    def _admit(self, pod: Pod) -> Admission:
+        node = self._open([pod])
+        result = node.admit(pod)
+        if not result.admitted:
+            node.cpu_manager.remove_stale_state()  # nothing partial stays behind
+            error = _REJECTIONS.get(result.reason, AllocationError)
+            msg = (
+                f"pod rejected: {result.reason}: {result.message}; ask for fewer CPUs, free "
+                "some, or relax topologyManagerPolicy"
+            )
+            rejection = error(msg)
+            rejection.reason = result.reason  # the kubelet's reason, e.g. SMTAlignmentError
+            raise rejection
+        cpus = node.cpu_manager.cpu_affinity(pod.uid, RUN_CONTAINER)
+        numa = node.topology.numa_of(cpus)
+        return Admission(pod, cpus, tuple(numa))
+
+    def release(self, pod: Pod) -> str | None:
+        """Free the pod's CPUs (and any stale entry); the reason when it could not."""
+        try:
+            with self._lock():
+                self._open([], drop=pod.uid)
+        except CpuManagerError as err:
+            return err.message
+        return None
+
+    def execute(self, command: Sequence[str], cpus: CPUSet) -> int:
+        """Start ``command`` pinned to ``cpus`` and wait; its exit code (128+N if killed)."""
+        if not command:
+            msg = "give the command to run after '--', e.g. cpumanager run --cpus 2 -- ./job"
+            raise InputError(msg)
+        try:
+            child = subprocess.Popen(
+                list(command),
+                preexec_fn=functools.partial(os.sched_setaffinity, 0, set(cpus)),  # noqa: PLW1509
+            )
+        except FileNotFoundError as err:
+            msg = f"command {command[0]!r} not found; check its name and PATH"
+            raise InputError(msg) from err
+        except PermissionError as err:
+            msg = f"command {command[0]!r} cannot be executed: permission denied"
+            raise InputError(msg) from err
+        except subprocess.SubprocessError as err:
+            msg = f"command {command[0]!r} could not start on CPUs {cpus}: {err}"
+            raise InputError(msg) from err
+
+        def forward(signum: int, _frame: FrameType | None) -> None:
+            child.send_signal(signum)
+
+        previous_term = signal.signal(signal.SIGTERM, forward)
+        previous_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            returncode = child.wait()
+        finally:
+            signal.signal(signal.SIGTERM, previous_term)
+            signal.signal(signal.SIGINT, previous_int)
+        return exit_code_of(returncode)
+
+
+def pod_for_this_process(*, cpus: int, memory: str, pid: int, started: float) -> Pod:
+    """The run pod of the ``cpumanager run`` process (pid, start time)."""
+    return run_pod(uid=run_pod_uid(pid, started), name=f"run-{pid}", cpus=cpus, memory=memory)
