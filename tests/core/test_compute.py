@@ -128,6 +128,9 @@ def test_options_accept_json_booleans_and_gate_strings() -> None:
         ({"count": 1, "smt_check": "no"}, "InputError", "'smt_check'"),
         ({"count": 1, "machine": 3}, "MachineError", "preset name"),
         ({"count": 1, "machine": {"cpus": [{"cpu": 0}]}}, "MachineError", "lacks"),
+        ({"count": 1, "machine": "1000s100n100c8t"}, "MachineError", "more than 65536 CPUs"),
+        ({"count": 1, "machine": "9" * 5000 + "s1n1c1t"}, "MachineError", "more than 65536"),
+        ({"count": 1, "machine": "x" * 500}, "MachineError", "xxx..."),
     ],
 )
 def test_take_input_errors(fields: dict[str, Any], kind: str, text: str) -> None:

@@ -55,6 +55,7 @@ __all__ = [
     "KINDS",
     "MAX_HINT_NUMA_NODES",
     "MAX_NUMA_NODE_ID",
+    "MAX_SHAPE_CPUS",
     "Answer",
     "ComputeSession",
     "Kind",
@@ -65,6 +66,8 @@ KINDS: Final[tuple[Kind, ...]] = ("take", "hints", "merge")
 
 # The kernel's largest NUMA node count is 1024; higher ids would only cost memory.
 MAX_NUMA_NODE_ID: Final = 1023
+# A shape string builds its machine in memory; real machines stay far below this.
+MAX_SHAPE_CPUS: Final = 65536
 # Listing every hint walks 2^nodes masks: past this many CPU-bearing nodes it takes minutes.
 MAX_HINT_NUMA_NODES: Final = 20
 
@@ -97,6 +100,8 @@ _CPU_GATES: Final = ("CPUManagerPolicyAlphaOptions", "CPUManagerPolicyBetaOption
 _TOPOLOGY_GATES: Final = ("TopologyManagerPolicyAlphaOptions", "TopologyManagerPolicyBetaOptions")
 _MACHINE_CACHE_SIZE: Final = 32
 _NODE_KEY: Final = re.compile(r"[0-9]{1,4}")
+# Shape strings (core.presets), read here only to refuse absurd sizes before building them.
+_SHAPE: Final = re.compile(r"([0-9]+)s/?([0-9]+)n/?([0-9]+)c/?([0-9]+)t(?:/?[0-9]+l)?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +116,12 @@ def _bad(message: str) -> InputError:
     return InputError(message)
 
 
+def _show(value: object) -> str:
+    """A value as JSON for a message, cut to a readable length."""
+    text = json.dumps(value, default=repr)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _error_body(err: CpuManagerError) -> dict[str, object]:
     return {"error": {"type": err.reason, "message": err.message}}
 
@@ -120,7 +131,7 @@ def _error_body(err: CpuManagerError) -> dict[str, object]:
 
 def _int(value: object, field: str, *, low: int = 0, high: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        msg = f"{field!r} must be a whole number, got {json.dumps(value)}"
+        msg = f"{field!r} must be a whole number, got {_show(value)}"
         raise _bad(msg)
     if value < low or (high is not None and value > high):
         bound = f"between {low} and {high}" if high is not None else f"at least {low}"
@@ -131,7 +142,7 @@ def _int(value: object, field: str, *, low: int = 0, high: int | None = None) ->
 
 def _text(value: object, field: str, example: str = "0-3,8") -> str:
     if not isinstance(value, str):
-        msg = f'{field!r} must be a string such as "{example}", got {json.dumps(value)}'
+        msg = f'{field!r} must be a string such as "{example}", got {_show(value)}'
         raise _bad(msg)
     return value
 
@@ -140,19 +151,19 @@ def _mapping(value: object, field: str) -> Mapping[object, object]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        msg = f"{field!r} must be a JSON object, got {json.dumps(value)}"
+        msg = f"{field!r} must be a JSON object, got {_show(value)}"
         raise _bad(msg)
     return value
 
 
 def _node_ids(value: object, field: str) -> list[int]:
     if not isinstance(value, list):
-        msg = f"{field!r} must be a list of NUMA node ids such as [0, 1], got {json.dumps(value)}"
+        msg = f"{field!r} must be a list of NUMA node ids such as [0, 1], got {_show(value)}"
         raise _bad(msg)
     ids = []
     for item in value:
         if isinstance(item, bool) or not isinstance(item, int):
-            msg = f"{field!r} must hold NUMA node ids (whole numbers), got {json.dumps(item)}"
+            msg = f"{field!r} must hold NUMA node ids (whole numbers), got {_show(item)}"
             raise _bad(msg)
         if not 0 <= item <= MAX_NUMA_NODE_ID:
             msg = f"{field!r}: NUMA node id {item} is outside 0-{MAX_NUMA_NODE_ID}"
@@ -173,7 +184,7 @@ def _options(value: object) -> dict[str, str]:
         elif isinstance(raw, int | str):
             options[name] = str(raw)
         else:
-            msg = f'option {name!r} must have a string value such as "true", got {json.dumps(raw)}'
+            msg = f'option {name!r} must have a string value such as "true", got {_show(raw)}'
             raise _bad(msg)
     return options
 
@@ -189,7 +200,7 @@ def _gates(value: object, known: tuple[str, ...]) -> dict[str, bool]:
             raw if isinstance(raw, bool) else parse_go_bool(raw) if isinstance(raw, str) else None
         )
         if flag is None:
-            msg = f"feature gate {name!r} must be true or false, got {json.dumps(raw)}"
+            msg = f"feature gate {name!r} must be true or false, got {_show(raw)}"
             raise _bad(msg)
         gates[name] = flag
     return gates
@@ -218,12 +229,12 @@ def _hint(value: object, where: str) -> TopologyHint:
     if not isinstance(value, Mapping) or set(value) != {"affinity", "preferred"}:
         msg = (
             f'{where} must be {{"affinity": [ids] or null, "preferred": true/false}}, '
-            f"got {json.dumps(value)}"
+            f"got {_show(value)}"
         )
         raise _bad(msg)
     preferred = value["preferred"]
     if not isinstance(preferred, bool):
-        msg = f"{where}.preferred must be true or false, got {json.dumps(preferred)}"
+        msg = f"{where}.preferred must be true or false, got {_show(preferred)}"
         raise _bad(msg)
     affinity = value["affinity"]
     mask = None if affinity is None else NUMAMask(_node_ids(affinity, f"{where}.affinity"))
@@ -232,7 +243,7 @@ def _hint(value: object, where: str) -> TopologyHint:
 
 def _providers(value: object) -> list[AnyProviderHints]:
     if not isinstance(value, list):
-        msg = f"'providers' must be a list of {{resource: hints}} objects, got {json.dumps(value)}"
+        msg = f"'providers' must be a list of {{resource: hints}} objects, got {_show(value)}"
         raise _bad(msg)
     providers: list[AnyProviderHints] = []
     for index, raw in enumerate(value):
@@ -253,7 +264,7 @@ def _providers(value: object) -> list[AnyProviderHints]:
                     or NO_PLACEMENT
                 )
             else:
-                msg = f"{where} must be a list of hints or null, got {json.dumps(hints)}"
+                msg = f"{where} must be a list of hints or null, got {_show(hints)}"
                 raise _bad(msg)
         providers.append(answer)
     return providers
@@ -262,7 +273,7 @@ def _providers(value: object) -> list[AnyProviderHints]:
 def _node_key(key: object, where: str) -> int:
     text = str(key) if isinstance(key, int) and not isinstance(key, bool) else key
     if not isinstance(text, str) or not _NODE_KEY.fullmatch(text):
-        msg = f"{where} keys must be NUMA node ids, got {json.dumps(key, default=repr)}"
+        msg = f"{where} keys must be NUMA node ids, got {_show(key)}"
         raise _bad(msg)
     return _int(int(text), where, high=MAX_NUMA_NODE_ID)
 
@@ -281,6 +292,23 @@ def _distances(value: object) -> dict[int, list[int] | dict[int, int]]:
             msg = f"{where} must be a list of distances or a {{node: distance}} object"
             raise _bad(msg)
     return rows
+
+
+def _check_shape_size(name: str) -> None:
+    """Refuse shape strings that would build an absurd machine before building it."""
+    match = _SHAPE.fullmatch(name.strip().lower())
+    if match is None:
+        return
+    parts = match.groups()[:4]
+    total = 1
+    for part in parts:
+        total *= int(part) if len(part) <= 6 else MAX_SHAPE_CPUS + 1
+    if total > MAX_SHAPE_CPUS:
+        msg = (
+            f"shape {_show(name.strip())} describes more than {MAX_SHAPE_CPUS} CPUs, the limit "
+            "for shapes: describe bigger machines as machine objects"
+        )
+        raise MachineError(msg)
 
 
 # --- the session --------------------------------------------------------------------------
@@ -305,16 +333,17 @@ class ComputeSession:
         else:
             msg = (
                 "'machine' must be a preset name, a shape such as '2s4n16c2t' or a machine "
-                f"object as 'cpumanager topology -o json' prints, got {json.dumps(value)}"
+                f"object as 'cpumanager topology -o json' prints, got {_show(value)}"
             )
             raise MachineError(msg)
         cached = self._machines.get(key)
         if cached is not None:
             return cached
         if isinstance(value, str):
+            _check_shape_size(value)
             if not is_preset(value):
                 msg = (
-                    f"unknown machine {value!r}; in a request 'machine' is a preset name (see "
+                    f"unknown machine {_show(value)}; in a request 'machine' is a preset name (see "
                     "'cpumanager topology --list'), a shape such as '2s4n16c2t', or a machine "
                     "object as 'cpumanager topology -o json' prints"
                 )
@@ -337,7 +366,7 @@ class ComputeSession:
         options = _static_options(request)
         smt_check = request.get("smt_check", True)
         if not isinstance(smt_check, bool):
-            msg = f"'smt_check' must be true or false, got {json.dumps(smt_check)}"
+            msg = f"'smt_check' must be true or false, got {_show(smt_check)}"
             raise _bad(msg)
         affinity = request.get("numa_affinity")
         hint = None
@@ -423,7 +452,7 @@ class ComputeSession:
         echo: dict[str, object] = {}
         try:
             if not isinstance(request, Mapping):
-                msg = f"a {kind} request must be a JSON object, got {json.dumps(request)[:80]}"
+                msg = f"a {kind} request must be a JSON object, got {_show(request)}"
                 raise _bad(msg)
             if "id" in request:
                 echo["id"] = request["id"]
