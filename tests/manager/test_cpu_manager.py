@@ -846,3 +846,13 @@ def test_recovery_keeps_a_sound_state_with_an_empty_default_set() -> None:
     k.m.remove_stale_state()
     k.start()
     assert k.m.snapshot.default_cpuset == cpus("1-3,5-7")
+
+
+def test_the_none_policy_has_nothing_allocatable_and_shares_every_cpu() -> None:
+    k = Kubelet(policy_name="none")
+    k.start()
+    assert k.m.allocatable_cpus() == CPUSet()
+    p = guaranteed("p1", app="2")
+    assert k.admit(p) == {"app": cpus("0-7")}
+    assert k.m.exclusive_cpus(p.uid, ContainerName("app")) == CPUSet()
+    assert len(k.store.history) == 1

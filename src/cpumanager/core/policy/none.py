@@ -35,7 +35,8 @@ class NonePolicy:
         return CPUSet()
 
     def allocatable_cpus(self) -> CPUSet:
-        return self.topology.all_cpus
+        """Nothing is allocatable exclusively (the kubelet's none policy answers empty)."""
+        return CPUSet()
 
     def start(self, snapshot: StateSnapshot) -> StateSnapshot:
         return snapshot
