@@ -856,3 +856,14 @@ def test_the_none_policy_has_nothing_allocatable_and_shares_every_cpu() -> None:
     assert k.admit(p) == {"app": cpus("0-7")}
     assert k.m.exclusive_cpus(p.uid, ContainerName("app")) == CPUSet()
     assert len(k.store.history) == 1
+
+
+def test_the_pod_being_admitted_counts_as_active_even_if_not_listed_yet() -> None:
+    k = Kubelet()
+    k.start()
+    p = guaranteed("p1", a="2", b="2")
+    got = {c.name: k.m.allocate(p, c) for c in p.containers}  # p1 is not in k.pods
+    assert k.m.snapshot.cpuset_of(p.uid, ContainerName("a")) == got["a"]
+    assert k.m.snapshot.cpuset_of(p.uid, ContainerName("b")) == got["b"]
+    k.m.remove_stale_state()  # once the admission is over, an unlisted pod is stale
+    assert k.m.snapshot == snapshot("0-7")

@@ -235,16 +235,16 @@ class CPUManager:
     # --- admission ------------------------------------------------------------------------
 
     def topology_hints(self, pod: Pod, container: Container) -> ProviderHints:
-        self.remove_stale_state()
+        self.remove_stale_state(admitting=pod)
         return self._policy.container_hints(self._snapshot, self._reuse, pod, container)
 
     def pod_topology_hints(self, pod: Pod) -> ProviderHints:
-        self.remove_stale_state()
+        self.remove_stale_state(admitting=pod)
         return self._policy.pod_hints(self._snapshot, self._reuse, pod)
 
     def topology_hint_sources(self, pod: Pod, container: Container) -> AnyProviderHints:
         """Hints as rules the fast merge searches (for machines past a few NUMA nodes)."""
-        self.remove_stale_state()
+        self.remove_stale_state(admitting=pod)
         build = getattr(self._policy, "container_hint_sources", None)
         if build is None:
             return self._policy.container_hints(self._snapshot, self._reuse, pod, container)
@@ -252,7 +252,7 @@ class CPUManager:
         return answer
 
     def pod_topology_hint_sources(self, pod: Pod) -> AnyProviderHints:
-        self.remove_stale_state()
+        self.remove_stale_state(admitting=pod)
         build = getattr(self._policy, "pod_hint_sources", None)
         if build is None:
             return self._policy.pod_hints(self._snapshot, self._reuse, pod)
@@ -261,7 +261,7 @@ class CPUManager:
 
     def allocate(self, pod: Pod, container: Container) -> CPUSet:
         """Give the container its CPUs (exclusive or shared) at admission."""
-        self.remove_stale_state()
+        self.remove_stale_state(admitting=pod)
         hint = self._affinity(pod.uid, container.name)
         try:
             allocation = self._policy.allocate(self._snapshot, self._reuse, pod, container, hint)
@@ -319,11 +319,20 @@ class CPUManager:
             )
         return removal.returned_to_default
 
-    def remove_stale_state(self) -> tuple[ContainerKey, ...]:
-        """Release every container whose pod is no longer active (sources must be ready)."""
+    def remove_stale_state(self, *, admitting: Pod | None = None) -> tuple[ContainerKey, ...]:
+        """Release every container whose pod is no longer active (sources must be ready).
+
+        ``admitting`` (the pod whose hints or allocation triggered the cleanup) counts as
+        active even if the caller has not listed it yet, as the kubelet's pod manager does:
+        otherwise its first container's fresh CPUs would be released while its second one
+        is admitted.
+        """
         if not self._started or not self._sources_ready():
             return ()
-        active = active_containers(self._active_pods())
+        pods = list(self._active_pods())
+        if admitting is not None:
+            pods.append(admitting)
+        active = active_containers(pods)
         stale = stale_keys(self._snapshot, self._container_map.keys(), active)
         for key in stale:
             self._remove(key, reason="stale")
