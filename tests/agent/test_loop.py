@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import pytest
@@ -78,7 +78,7 @@ def make(
     *workloads: Workload,
     store: InMemoryStore | None = None,
     alive: Iterable[str] | None = None,
-    kubelet: dict[str, object] | None = None,
+    kubelet: Mapping[str, object] | None = None,
 ) -> Setup:
     listed = list(workloads)
     store = store or InMemoryStore()

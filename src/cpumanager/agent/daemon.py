@@ -168,7 +168,8 @@ class Daemon:
             for signum in (signal.SIGTERM, signal.SIGINT):
                 previous[signum] = signal.signal(signum, self._signal)
         try:
-            self.loop.start()
+            if not self.loop.started:
+                self.loop.start()
             while not self._stopping:
                 began = self._clock.monotonic()
                 self._tick()

@@ -168,6 +168,10 @@ class AgentLoop:
         self._started = True
 
     @property
+    def started(self) -> bool:
+        return self._started
+
+    @property
     def admitted(self) -> dict[PodUID, Workload]:
         return dict(self._admitted)
 
