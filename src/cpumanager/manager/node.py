@@ -136,8 +136,12 @@ class Node:
         if resources.devices or device_state is not None:
             if device_state is None:
                 device_state = DeviceState.create(numa_ids, resources.devices)
+            # Device hints range over every NUMA node (CPU-less ones included), so the
+            # switch to rules depends on all nodes, not only those with CPUs.
             self.device_provider = DeviceProvider(
-                device_state, self.topology_manager.get_affinity, implicit=implicit
+                device_state,
+                self.topology_manager.get_affinity,
+                implicit=len(numa_ids) > IMPLICIT_AFTER,
             )
             providers.append(self.device_provider)
         for provider in providers:

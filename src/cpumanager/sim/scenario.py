@@ -9,6 +9,8 @@ A scenario file is YAML or JSON::
     memory: {0: {memory: 64Gi}}              # optional: allocatable memory per NUMA node
     state: {file: cpu_manager_state}         # or inline {defaultCpuSet, entries}
     pods: [<Pod manifest>, ...]              # running at start; they own the state entries
+    containers: {<pod>: {NAME: ID}}          # optional: container ids of the running pods
+                                             # (what a V1 checkpoint is keyed by)
     events:
       - admit: <Pod manifest or {file: PATH}>
       - delete: <pod name or UID>
@@ -17,6 +19,10 @@ A scenario file is YAML or JSON::
       - reconcile: {}
       - offline: "4-7"  /  - online: "4-7"   # CPU hotplug (takes effect at the next restart)
       - reconfigure: {<kubelet fields>}      # takes effect at the next restart
+
+Other top-level keys (``name``, ``expect``, comments for tools) are ignored, so example
+files can carry the outcome they expect next to the story. Container ids default to
+``cri://<pod name>-<container name>``.
 
 Relative paths are resolved against the scenario file's folder. Parsing turns everything
 into typed values here, at the edge; the simulator never sees raw YAML.
@@ -111,6 +117,7 @@ class Scenario:
     devices: Mapping[str, Any] = field(default_factory=dict)
     memory: Mapping[str, Any] = field(default_factory=dict)
     name: str = ""
+    container_ids: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
 
 def load_scenario(path: Path) -> Scenario:
@@ -247,6 +254,37 @@ def _event(raw: object, index: int, base: Path) -> Event:
     raise ScenarioError(msg)
 
 
+def _container_ids(raw: object) -> dict[str, dict[str, str]]:
+    """``containers: {pod: {container: id}}`` for the pods running at start."""
+    found: dict[str, dict[str, str]] = {}
+    for pod, ids in _mapping(raw or {}, "containers").items():
+        inner = _mapping(ids, f"containers.{pod}")
+        for name, container_id in inner.items():
+            if not isinstance(container_id, str) or not container_id:
+                msg = f"containers.{pod}.{name}: expected a container id such as 'containerd://abc'"
+                raise ScenarioError(msg)
+        found[str(pod)] = {str(name): str(cid) for name, cid in inner.items()}
+    return found
+
+
+def _checked_ids(ids: dict[str, dict[str, str]], pods: Sequence[Pod]) -> dict[str, dict[str, str]]:
+    """Every ``containers`` key names a pod of ``pods`` and only its containers."""
+    for ref, names in ids.items():
+        pod = next((p for p in pods if ref in (p.uid, p.name, p.display_name)), None)
+        if pod is None:
+            msg = f"containers.{ref}: no pod {ref!r} under pods; name a pod running at start"
+            raise ScenarioError(msg)
+        known = {c.name for c in pod.all_containers()}
+        for name in names:
+            if name not in known:
+                msg = (
+                    f"containers.{ref}.{name}: pod {ref!r} has no container {name!r}; "
+                    f"use one of {', '.join(sorted(known))}"
+                )
+                raise ScenarioError(msg)
+    return ids
+
+
 def _events(raw: object, base: Path) -> tuple[Event, ...]:
     if not isinstance(raw, Sequence) or isinstance(raw, str):
         msg = "events: expected a list"
@@ -308,4 +346,5 @@ def parse_scenario(data: object, *, source: str, base: Path) -> Scenario:
         devices=dict(_mapping(spec.get("devices") or {}, "devices")),
         memory=dict(_mapping(spec.get("memory") or {}, "memory")),
         name=str(spec.get("name", "")),
+        container_ids=_checked_ids(_container_ids(spec.get("containers")), pods),
     )

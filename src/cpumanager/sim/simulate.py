@@ -426,6 +426,7 @@ class _Simulation:
             }
             if decision.explanation is not None:
                 entry["why"] = list(decision.explanation.lines())
+                entry["blocking"] = list(decision.explanation.blocking)
             report.explain.append(entry)
 
     def remove(self, ref: str, *, tell_manager: bool) -> EventReport:
@@ -506,6 +507,8 @@ class _Simulation:
         for pod in self.scenario.pods:
             self.pods[pod.uid] = pod
             self.active.append(pod.uid)
+        for ref, ids in self.scenario.container_ids.items():
+            self._record_ids(self.find(ref), RunningPod(ref, ids))
         start.admitted = self.boot(start, recover=False)
         start.default_cpuset = self.default_text()
         self.reports.append(start)
