@@ -16,9 +16,11 @@ from cpumanager.core.hints.device_hints import (
     DeviceState,
     allocate_devices,
     container_device_requests,
+    device_capacity,
     device_hint_source,
     device_hints,
     pod_device_hints,
+    pod_device_requests,
     release_pod_devices,
 )
 from cpumanager.core.hints.hint import TopologyHint
@@ -29,6 +31,7 @@ from cpumanager.core.hints.memory_hints import (
     pod_memory_hints,
     remove_container_memory,
 )
+from cpumanager.core.hints.source import HintSource
 from cpumanager.core.ids import ContainerName, PodUID
 from cpumanager.core.merge.exact import AnyProviderHints, AnyResourceHints
 from cpumanager.core.workload import Container, Pod
@@ -40,6 +43,13 @@ Affinity = Callable[[PodUID, ContainerName], TopologyHint]
 
 # The kubelet's own limit: beyond it, explicit hint lists explode.
 IMPLICIT_AFTER = 8
+
+
+def _rules(hints: AnyProviderHints) -> dict[str, object]:
+    """Only the capacity rules of a provider's answer (explicit lists carry no numbers)."""
+    if not hints:
+        return {}
+    return {name: value for name, value in hints.items() if isinstance(value, HintSource)}
 
 
 class CPUProvider:
@@ -63,6 +73,13 @@ class CPUProvider:
 
     def allocate(self, pod: Pod, container: Container) -> CPUSet:
         return self.manager.allocate(pod, container)
+
+    def hint_details(self, pod: Pod, container: Container) -> Mapping[str, object]:
+        """The CPU hints as a capacity rule, for numbers in explanations only."""
+        return _rules(self.manager.topology_hint_sources(pod, container))
+
+    def pod_hint_details(self, pod: Pod) -> Mapping[str, object]:
+        return _rules(self.manager.pod_topology_hint_sources(pod))
 
     def retain(self, active: Iterable[PodUID]) -> None:
         """CPUs are released by the CPU manager's own stale-state removal."""
@@ -88,6 +105,21 @@ class DeviceProvider:
 
     def pod_topology_hints(self, pod: Pod) -> AnyProviderHints:
         return pod_device_hints(self.state, pod)
+
+    def hint_details(self, pod: Pod, container: Container) -> Mapping[str, object]:
+        """Need and free devices per node for each requested resource (explanations only)."""
+        return {
+            resource: device_capacity(self.state, resource, requested)
+            for resource, requested in container_device_requests(self.state, container).items()
+            if self.state.has_topology(resource)
+        }
+
+    def pod_hint_details(self, pod: Pod) -> Mapping[str, object]:
+        return {
+            resource: device_capacity(self.state, resource, requested)
+            for resource, requested in pod_device_requests(self.state, pod).items()
+            if self.state.has_topology(resource)
+        }
 
     def allocate(self, pod: Pod, container: Container) -> Mapping[str, tuple[str, ...]]:
         result = allocate_devices(

@@ -16,8 +16,8 @@ is not active, so the next stale-state removal returns it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Protocol
 
@@ -26,8 +26,8 @@ from cpumanager.core.events import Admitted, Rejected
 from cpumanager.core.hints.hint import TopologyHint
 from cpumanager.core.ids import ContainerName, PodUID
 from cpumanager.core.merge.exact import AnyProviderHints
-from cpumanager.core.merge.explain import MergeExplanation
-from cpumanager.core.merge.options import TopologyManagerConfig
+from cpumanager.core.merge.explain import MergeExplanation, explain_merge
+from cpumanager.core.merge.options import NUMAInfo, TopologyManagerConfig
 from cpumanager.core.merge.policies import MergeResult, merge_hints
 from cpumanager.core.workload import Container, Pod
 from cpumanager.errors import (
@@ -134,8 +134,40 @@ class TopologyManager:
 
     # --- admission --------------------------------------------------------------------------
 
-    def _merge(self, hints: Sequence[AnyProviderHints]) -> MergeResult:
-        return merge_hints(self._config, self._numa_ids, list(hints), distances=self._distances)
+    def _merge(
+        self,
+        hints: Sequence[AnyProviderHints],
+        details: Callable[[], Mapping[str, object]] | None = None,
+    ) -> MergeResult:
+        """Merge; a non-preferred or widened result is re-explained with numbers.
+
+        ``details`` asks the providers for capacity rules (need and free per node) behind
+        their explicit hint lists; it is called only when there is something to explain,
+        and it never changes the hint or the decision.
+        """
+        merged = merge_hints(self._config, self._numa_ids, list(hints), distances=self._distances)
+        explanation = merged.explanation
+        if details is None or explanation is None:
+            return merged
+        if merged.hint.preferred and not explanation.widened:
+            return merged
+        extra = details()
+        if not extra:
+            return merged
+        numa = self._config.numa or NUMAInfo.of(self._numa_ids)
+        better = explain_merge(
+            merged.policy, numa, list(hints), hint=merged.hint, admit=merged.admit, details=extra
+        )
+        return replace(merged, explanation=better)
+
+    def _details(self, method: str, *args: object) -> dict[str, object]:
+        """Capacity rules from the providers that offer them (optional ``hint_details``)."""
+        found: dict[str, object] = {}
+        for provider in self._providers:
+            ask = getattr(provider, method, None)
+            if ask is not None:
+                found.update(ask(*args))
+        return found
 
     def _collect(
         self, ask: Callable[[HintProvider], AnyProviderHints]
@@ -161,7 +193,9 @@ class TopologyManager:
         policy = self._config.policy
         if policy != "none" and self._config.scope == "pod":
             asked = self._collect(lambda p: p.pod_topology_hints(pod))
-            merged = self._merge([hints for _, hints in asked])
+            merged = self._merge(
+                [hints for _, hints in asked], partial(self._details, "pod_hint_details", pod)
+            )
             decisions.append(
                 ContainerDecision("(pod)", asked, merged.hint, merged.admit, merged.explanation)
             )
@@ -174,7 +208,10 @@ class TopologyManager:
         for container in pod.all_containers():
             if policy != "none" and self._config.scope == "container":
                 asked = self._collect(partial(_container_hints, pod=pod, container=container))
-                merged = self._merge([hints for _, hints in asked])
+                merged = self._merge(
+                    [hints for _, hints in asked],
+                    partial(self._details, "hint_details", pod, container),
+                )
                 decisions.append(
                     ContainerDecision(
                         container.name, asked, merged.hint, merged.admit, merged.explanation

@@ -56,6 +56,7 @@ __all__ = [
     "DeviceState",
     "allocate_devices",
     "container_device_requests",
+    "device_capacity",
     "device_hint_source",
     "device_hints",
     "pod_device_hints",
@@ -338,6 +339,35 @@ def device_hint_source(
         preferred_size=preferred_size,
         base=len(anchored),
         required=required,
+        node_order=state.numa_node_ids,
+        unit=f"{resource} devices",
+    )
+
+
+def device_capacity(state: DeviceState, resource: str, requested: int) -> CapacityHintSource:
+    """Free devices per NUMA node against a request, for explanations (not for merging).
+
+    A device on several nodes counts on each of them; devices on no node count everywhere
+    (``base``), since they fit any mask.
+    """
+    table = state.devices.get(resource, {})
+    free: dict[int, int] = {}
+    anywhere = 0
+    for device_id in state.available(resource):
+        nodes = table[device_id].numa_nodes
+        if not nodes:
+            anywhere += 1
+        for node in nodes:
+            free[node] = free.get(node, 0) + 1
+    universe = 0
+    for node in state.numa_node_ids:
+        universe |= 1 << node
+    return CapacityHintSource(
+        universe=universe,
+        free=MappingProxyType(free),
+        need=requested,
+        preferred_size=1,
+        base=anywhere,
         node_order=state.numa_node_ids,
         unit=f"{resource} devices",
     )
