@@ -40,7 +40,7 @@ import yaml
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.topology import CPUTopology
 from cpumanager.core.workload import Pod
-from cpumanager.errors import CpuManagerError, ScenarioError
+from cpumanager.errors import CpuManagerError, InvalidCPUSetError, ScenarioError
 
 __all__ = [
     "Admit",
@@ -244,7 +244,12 @@ def _event(raw: object, index: int, base: Path) -> Event:
         case "reconcile":
             return Reconcile()
         case "offline" | "online":
-            return Hotplug(CPUSet.parse(str(body)), online=kind == "online")
+            try:
+                cpus = CPUSet.parse(str(body))
+            except InvalidCPUSetError as err:
+                msg = f"{where}.{kind}: {err.message}"
+                raise ScenarioError(msg) from err
+            return Hotplug(cpus, online=kind == "online")
         case "reconfigure":
             return Reconfigure(dict(_mapping(body, f"{where}.reconfigure")))
     msg = (
