@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -146,6 +147,58 @@ def _cpu_flags(func: F) -> F:
     return machine_options(func)
 
 
+@dataclass(frozen=True)
+class _CPUFlags:
+    """The values of the flags :func:`_cpu_flags` adds, plus --batch."""
+
+    batch: bool
+    sysfs: Path | None
+    machine: str | None
+    available: str | None
+    count: int | None
+    options: tuple[str, ...]
+    gates: tuple[str, ...]
+
+
+def _answer_cpu_request(
+    kind: Kind,
+    flags: _CPUFlags,
+    *,
+    extra_flags: Mapping[str, object],
+    extras: Callable[[], Mapping[str, object]],
+) -> None:
+    """Answer take or hints: stdin in batch mode, else one request built from the flags.
+
+    ``extras`` is called only after the shared fields are built, so a bad machine or
+    option is reported before a bad command-specific flag.
+    """
+    session = ComputeSession()
+    if flags.batch:
+        _forbid(
+            {
+                "--machine": flags.machine,
+                "--sysfs": flags.sysfs,
+                "--available": flags.available,
+                "--count": flags.count,
+                "--option": flags.options,
+                "--feature-gate": flags.gates,
+                **extra_flags,
+            }
+        )
+        _run(kind, session, _stdin())
+        return
+    _require({"--available": flags.available, "--count": flags.count})
+    request: dict[str, object] = {
+        "machine": _machine_value(flags.sysfs, flags.machine),
+        "available": flags.available,
+        "count": flags.count,
+        "options": _pairs(flags.options, "--option"),
+        "feature_gates": _pairs(flags.gates, "--feature-gate"),
+    }
+    request.update(extras())
+    _finish(session.answer(kind, request))
+
+
 @compute.command()
 @_batch_option
 @_cpu_flags
@@ -164,34 +217,21 @@ def take(
     no_smt_check: bool,
 ) -> None:
     """The CPUs the static policy picks: {"machine", "available", "count", ...} -> {"cpus"}."""
-    flags = {
-        "--machine": machine,
-        "--sysfs": sysfs,
-        "--available": available,
-        "--count": count,
-        "--option": options,
-        "--feature-gate": gates,
-        "--numa-affinity": numa_affinity,
-        "--no-smt-check": no_smt_check,
-    }
-    session = ComputeSession()
-    if batch:
-        _forbid(flags)
-        _run("take", session, _stdin())
-        return
-    _require({"--available": available, "--count": count})
-    request: dict[str, object] = {
-        "machine": _machine_value(sysfs, machine),
-        "available": available,
-        "count": count,
-        "options": _pairs(options, "--option"),
-        "feature_gates": _pairs(gates, "--feature-gate"),
-    }
-    if numa_affinity is not None:
-        request["numa_affinity"] = _ids(numa_affinity, "--numa-affinity")
-    if no_smt_check:
-        request["smt_check"] = False
-    _finish(session.answer("take", request))
+
+    def extras() -> dict[str, object]:
+        request: dict[str, object] = {}
+        if numa_affinity is not None:
+            request["numa_affinity"] = _ids(numa_affinity, "--numa-affinity")
+        if no_smt_check:
+            request["smt_check"] = False
+        return request
+
+    _answer_cpu_request(
+        "take",
+        _CPUFlags(batch, sysfs, machine, available, count, options, gates),
+        extra_flags={"--numa-affinity": numa_affinity, "--no-smt-check": no_smt_check},
+        extras=extras,
+    )
 
 
 @compute.command()
@@ -212,34 +252,21 @@ def hints(
     assigned: str | None,
 ) -> None:
     """The CPU manager's NUMA hints: {"machine", "available", "count", ...} -> {"hints"}."""
-    flags = {
-        "--machine": machine,
-        "--sysfs": sysfs,
-        "--available": available,
-        "--count": count,
-        "--option": options,
-        "--feature-gate": gates,
-        "--reusable": reusable,
-        "--assigned": assigned,
-    }
-    session = ComputeSession()
-    if batch:
-        _forbid(flags)
-        _run("hints", session, _stdin())
-        return
-    _require({"--available": available, "--count": count})
-    request: dict[str, object] = {
-        "machine": _machine_value(sysfs, machine),
-        "available": available,
-        "count": count,
-        "options": _pairs(options, "--option"),
-        "feature_gates": _pairs(gates, "--feature-gate"),
-    }
-    if reusable is not None:
-        request["reusable"] = reusable
-    if assigned is not None:
-        request["assigned"] = assigned
-    _finish(session.answer("hints", request))
+
+    def extras() -> dict[str, object]:
+        request: dict[str, object] = {}
+        if reusable is not None:
+            request["reusable"] = reusable
+        if assigned is not None:
+            request["assigned"] = assigned
+        return request
+
+    _answer_cpu_request(
+        "hints",
+        _CPUFlags(batch, sysfs, machine, available, count, options, gates),
+        extra_flags={"--reusable": reusable, "--assigned": assigned},
+        extras=extras,
+    )
 
 
 @compute.command()
