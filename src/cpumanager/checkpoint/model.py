@@ -43,8 +43,38 @@ def _plain_v2(entries: EntriesV2 | None) -> dict[str, dict[str, str] | None] | N
     return {pod: None if inner is None else dict(inner) for pod, inner in entries.items()}
 
 
+class _ValueEquality:
+    """Equality by value over plain entries, so two files that decode alike compare equal.
+
+    Only objects of the same class compare (a V1 never equals a V2). The hash leaves the
+    entries out: they are mappings, and equal objects still hash equal.
+    """
+
+    __slots__ = ()
+
+    policy_name: str
+    default_cpu_set: str
+    checksum: int
+
+    def plain_entries(self) -> object:
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, type(self)):
+            return NotImplemented
+        return (
+            self.policy_name == other.policy_name
+            and self.default_cpu_set == other.default_cpu_set
+            and self.plain_entries() == other.plain_entries()
+            and self.checksum == other.checksum
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.policy_name, self.default_cpu_set, self.checksum))
+
+
 @dataclass(frozen=True, slots=True, eq=False)
-class CheckpointV2:
+class CheckpointV2(_ValueEquality):
     """``CPUManagerCheckpointV2``: entries keyed by pod UID, then container name (v1.18+)."""
 
     policy_name: str = ""
@@ -63,22 +93,9 @@ class CheckpointV2:
     def with_checksum(self, checksum: int) -> CheckpointV2:
         return CheckpointV2(self.policy_name, self.default_cpu_set, self.entries, checksum)
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, CheckpointV2):
-            return NotImplemented
-        return (
-            self.policy_name == other.policy_name
-            and self.default_cpu_set == other.default_cpu_set
-            and self.plain_entries() == other.plain_entries()
-            and self.checksum == other.checksum
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.policy_name, self.default_cpu_set, self.checksum))
-
 
 @dataclass(frozen=True, slots=True, eq=False)
-class CheckpointV1:
+class CheckpointV1(_ValueEquality):
     """``CPUManagerCheckpointV1``: entries keyed by container ID (written before v1.18)."""
 
     policy_name: str = ""
@@ -96,16 +113,3 @@ class CheckpointV1:
 
     def with_checksum(self, checksum: int) -> CheckpointV1:
         return CheckpointV1(self.policy_name, self.default_cpu_set, self.entries, checksum)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, CheckpointV1):
-            return NotImplemented
-        return (
-            self.policy_name == other.policy_name
-            and self.default_cpu_set == other.default_cpu_set
-            and self.plain_entries() == other.plain_entries()
-            and self.checksum == other.checksum
-        )
-
-    def __hash__(self) -> int:
-        return hash((self.policy_name, self.default_cpu_set, self.checksum))
