@@ -44,7 +44,7 @@ from cpumanager.core.hints.hint import (
     ResourceHints,
     TopologyHint,
 )
-from cpumanager.core.hints.source import CapacityHintSource
+from cpumanager.core.hints.source import CapacityHintSource, bits_of
 from cpumanager.core.ids import ContainerKey, PodUID
 from cpumanager.core.quantity import value
 from cpumanager.core.workload import Container, ContainerKind, Pod
@@ -59,6 +59,7 @@ __all__ = [
     "device_capacity",
     "device_hint_source",
     "device_hints",
+    "pod_device_hint_source",
     "pod_device_hints",
     "pod_device_requests",
     "release_pod_devices",
@@ -208,55 +209,74 @@ def pod_device_requests(state: DeviceState, pod: Pod) -> dict[str, int]:
 
 def device_hints(state: DeviceState, pod: Pod, container: Container) -> ProviderHints:
     """Container-scope hints for every device resource the container asks for."""
-    hints: ProviderHints = {}
     key = pod.key(container.name)
-    for resource, requested in container_device_requests(state, container).items():
-        if not state.has_topology(resource):
-            hints[resource] = NO_PREFERENCE
-            continue
-        mine = state.container_devices(key, resource)
-        if mine:
-            hints[resource] = (
-                NO_PLACEMENT
-                if len(mine) != requested
-                else _generate(state, resource, mine, frozenset(), requested)
-            )
-            continue
-        available = state.available(resource)
-        reusable = state.reusable_for(pod.uid, resource)
-        if len(available | reusable) < requested:
-            hints[resource] = NO_PLACEMENT
-            continue
-        hints[resource] = _generate(state, resource, available, reusable, requested)
-    return hints
+    return {
+        resource: _explicit(
+            state,
+            resource,
+            requested,
+            state.container_devices(key, resource),
+            state.reusable_for(pod.uid, resource),
+        )
+        for resource, requested in container_device_requests(state, container).items()
+    }
 
 
 def pod_device_hints(state: DeviceState, pod: Pod) -> ProviderHints:
     """Pod-scope hints: the pod's peak need, against the pod's devices or the free ones."""
-    hints: ProviderHints = {}
-    for resource, requested in pod_device_requests(state, pod).items():
-        if not state.has_topology(resource):
-            hints[resource] = NO_PREFERENCE
-            continue
-        mine = state.pod_devices(pod.uid, resource)
-        if mine:
-            hints[resource] = (
-                NO_PLACEMENT
-                if len(mine) != requested
-                else _generate(state, resource, mine, frozenset(), requested)
-            )
-            continue
-        available = state.available(resource)
-        if len(available) < requested:
-            hints[resource] = NO_PLACEMENT
-            continue
-        hints[resource] = _generate(state, resource, available, frozenset(), requested)
-    return hints
+    return {
+        resource: _explicit(
+            state, resource, requested, state.pod_devices(pod.uid, resource), frozenset()
+        )
+        for resource, requested in pod_device_requests(state, pod).items()
+    }
+
+
+def _explicit(
+    state: DeviceState,
+    resource: str,
+    requested: int,
+    mine: frozenset[str],
+    reusable: frozenset[str],
+) -> ResourceHints:
+    """One resource's enumerated answer (``mine``: devices the container/pod holds)."""
+    if not state.has_topology(resource):
+        return NO_PREFERENCE
+    if mine:
+        if len(mine) != requested:
+            return NO_PLACEMENT
+        return _generate(state, resource, mine, frozenset(), requested)
+    available = state.available(resource)
+    if len(available | reusable) < requested:
+        return NO_PLACEMENT
+    return _generate(state, resource, available, reusable, requested)
 
 
 def _min_affinity(state: DeviceState, resource: str, requested: int) -> int:
+    """Fewest nodes that could hold ``requested`` devices counting every device (free or not).
+
+    Like the kubelet, a mask as wide as the machine is never tested: the machine's node
+    count is the answer when no narrower mask reaches the request. Devices on one node each
+    add up per node, so the narrowest mask is the nodes with the most devices (no 2^N walk);
+    only devices spanning several nodes need the enumeration.
+    """
     devices = tuple(state.devices[resource].values())
-    best = len(state.numa_node_ids)
+    node_count = len(state.numa_node_ids)
+    if all(len(d.numa_nodes) <= 1 for d in devices):
+        known = set(state.numa_node_ids)
+        totals: dict[int, int] = {}
+        for device in devices:
+            if device.numa_nodes and device.numa_nodes[0] in known:
+                node = device.numa_nodes[0]
+                totals[node] = totals.get(node, 0) + 1
+        ranked = sorted(totals.values(), reverse=True)
+        have = 0
+        for size in range(1, node_count):
+            have += ranked[size - 1] if size <= len(ranked) else 0
+            if have >= requested:
+                return size
+        return node_count
+    best = node_count
     for mask in iterate_masks(state.numa_node_ids):
         if mask.count() >= best:
             break  # masks come by increasing size: nothing narrower remains
@@ -293,54 +313,88 @@ def device_hint_source(
     """The container-scope hints of one resource as an implicit rule when possible.
 
     Devices attached to one NUMA node each make the hints an additive-capacity family
-    (:class:`CapacityHintSource`) that the fast merge searches without enumerating masks.
-    When the answer is no preference / no placement, when the container already holds
-    devices, or when some device spans several nodes, the explicit answer is returned.
+    (:class:`CapacityHintSource`) that the fast merge searches without enumerating masks,
+    also when the container already holds its devices (every mask holding their nodes).
+    No preference / no placement, and resources with a device spanning several nodes, get
+    the explicit answer.
     """
-    requested = container_device_requests(state, container).get(resource, 0)
-    key = pod.key(container.name)
+    requests = container_device_requests(state, container)
+    if resource not in requests:
+        return NO_PREFERENCE  # as device_hints: a resource not asked for has no entry
+    return _source(
+        state,
+        resource,
+        requests[resource],
+        state.container_devices(pod.key(container.name), resource),
+        state.reusable_for(pod.uid, resource),
+    )
+
+
+def pod_device_hint_source(
+    state: DeviceState, pod: Pod, resource: str
+) -> CapacityHintSource | ResourceHints:
+    """The pod-scope twin of :func:`device_hint_source` (``pod_device_hints`` as a rule).
+
+    The pod's peak need against the pod's held devices, or else its free devices (no
+    reusable devices in pod scope); the explicit answer where the container scope gives one.
+    """
+    requests = pod_device_requests(state, pod)
+    if resource not in requests:
+        return NO_PREFERENCE
+    return _source(
+        state, resource, requests[resource], state.pod_devices(pod.uid, resource), frozenset()
+    )
+
+
+def _source(
+    state: DeviceState,
+    resource: str,
+    requested: int,
+    mine: frozenset[str],
+    reusable: frozenset[str],
+) -> CapacityHintSource | ResourceHints:
     table = state.devices.get(resource, {})
-    if (
-        not state.has_topology(resource)
-        or state.container_devices(key, resource)
-        or any(len(d.numa_nodes) > 1 for d in table.values())
-    ):
-        return device_hints(state, pod, container).get(resource, NO_PREFERENCE)
+    if not state.has_topology(resource):
+        return NO_PREFERENCE
+    if any(len(d.numa_nodes) > 1 for d in table.values()):
+        return _explicit(state, resource, requested, mine, reusable)
+    universe = bits_of(state.numa_node_ids)
+    preferred_size = _min_affinity(state, resource, requested)
+    unit = f"{resource} devices"
+    if mine:
+        if len(mine) != requested:
+            return NO_PLACEMENT
+        held = [table[d] for d in mine if d in table]
+        if len(held) != requested or any(not d.numa_nodes for d in held):
+            return NO_PLACEMENT  # a held device no mask can count: no hint reaches the request
+        return CapacityHintSource(
+            universe=universe,
+            free=MappingProxyType({}),
+            need=requested,
+            preferred_size=preferred_size,
+            base=len(held),
+            required=bits_of([d.numa_nodes[0] for d in held]),
+            node_order=state.numa_node_ids,
+            unit=unit,
+        )
     available = state.available(resource)
-    reusable = state.reusable_for(pod.uid, resource)
     if len(available | reusable) < requested:
         return NO_PLACEMENT
     free: dict[int, int] = {}
     for device_id in available:
-        device = table[device_id]
-        if device.numa_nodes:
+        device = table.get(device_id)
+        if device is not None and device.numa_nodes:
             free[device.numa_nodes[0]] = free.get(device.numa_nodes[0], 0) + 1
     anchored = [table[d] for d in reusable if d in table and table[d].numa_nodes]
-    required = 0
-    for device in anchored:
-        required |= 1 << device.numa_nodes[0]
-    totals: dict[int, int] = {}
-    for device in table.values():
-        if device.numa_nodes:
-            totals[device.numa_nodes[0]] = totals.get(device.numa_nodes[0], 0) + 1
-    preferred_size, have = len(state.numa_node_ids), 0
-    for size, count in enumerate(sorted(totals.values(), reverse=True), start=1):
-        have += count
-        if have >= requested:
-            preferred_size = min(preferred_size, size)
-            break
-    universe = 0
-    for node in state.numa_node_ids:
-        universe |= 1 << node
     return CapacityHintSource(
         universe=universe,
         free=MappingProxyType(free),
         need=requested,
         preferred_size=preferred_size,
         base=len(anchored),
-        required=required,
+        required=bits_of([d.numa_nodes[0] for d in anchored]),
         node_order=state.numa_node_ids,
-        unit=f"{resource} devices",
+        unit=unit,
     )
 
 
