@@ -10,8 +10,9 @@ from pathlib import Path
 
 import yaml
 
+from cpumanager.adapters._text import read_utf8_text, yaml_problem
 from cpumanager.core.kubelet_config import KubeletConfig
-from cpumanager.errors import ConfigError, InputError
+from cpumanager.errors import ConfigError
 
 __all__ = ["kubelet_config_from_text", "read_kubelet_config"]
 
@@ -21,10 +22,7 @@ def kubelet_config_from_text(text: str, *, source: str) -> KubeletConfig:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        msg = f"{source}: not valid YAML or JSON{where} ({problem}); fix the file"
+        msg = f"{source}: not valid YAML or JSON{yaml_problem(err)}; fix the file"
         raise ConfigError(msg) from err
     if data is None:
         data = {}
@@ -37,15 +35,5 @@ def kubelet_config_from_text(text: str, *, source: str) -> KubeletConfig:
 
 def read_kubelet_config(path: Path) -> KubeletConfig:
     """Read and validate a KubeletConfiguration file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as err:
-        msg = f"kubelet configuration {str(path)!r} does not exist; check the path"
-        raise InputError(msg) from err
-    except UnicodeDecodeError as err:
-        msg = f"kubelet configuration {str(path)!r} is not UTF-8 text; save it as YAML"
-        raise InputError(msg) from err
-    except OSError as err:
-        msg = f"cannot read kubelet configuration {str(path)!r}: {err.strerror or err}"
-        raise InputError(msg) from err
+    text = read_utf8_text(path, what="kubelet configuration", utf8_remedy="save it as YAML")
     return kubelet_config_from_text(text, source=str(path))

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import yaml
 
+from cpumanager.adapters._text import read_utf8_text, yaml_problem
 from cpumanager.core.manifest import pods_from_documents
 from cpumanager.core.workload import Pod
 from cpumanager.errors import InputError, WorkloadError
@@ -63,32 +64,20 @@ def load_pods(paths: Iterable[Path]) -> list[Pod]:
 
 
 def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError as err:
-        msg = f"manifest file {str(path)!r} does not exist; check the path"
-        raise InputError(msg) from err
-    except IsADirectoryError as err:
-        msg = f"{str(path)!r} is a directory; pass it to load_pods or name a file"
-        raise InputError(msg) from err
-    except UnicodeDecodeError as err:
-        msg = f"manifest file {str(path)!r} is not UTF-8 text; save it as UTF-8 YAML or JSON"
-        raise InputError(msg) from err
-    except OSError as err:
-        msg = f"cannot read manifest file {str(path)!r}: {err.strerror or err}; check it"
-        raise InputError(msg) from err
+    return read_utf8_text(
+        path,
+        what="manifest file",
+        utf8_remedy="save it as UTF-8 YAML or JSON",
+        unreadable_remedy="check it",
+        directory_remedy="pass it to load_pods or name a file",
+    )
 
 
 def _documents(text: str, source: str) -> list[object]:
     try:
         return list(yaml.load_all(text, Loader=_Loader))
     except yaml.YAMLError as err:
-        where = ""
-        mark = getattr(err, "problem_mark", None)
-        if mark is not None:
-            where = f" at line {mark.line + 1}, column {mark.column + 1}"
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        msg = f"{source}: not valid YAML or JSON{where} ({problem}); fix the manifest"
+        msg = f"{source}: not valid YAML or JSON{yaml_problem(err)}; fix the manifest"
         raise WorkloadError(msg) from err
 
 

@@ -1,0 +1,59 @@
+"""Shared edges of the adapters that read user-written text files (not an adapter itself).
+
+Each reader names its file kind and its remedies; the OS and YAML failures are turned into
+one-line messages here, so every file kind words them the same way.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from cpumanager.errors import InputError
+
+__all__ = ["read_utf8_text", "yaml_problem"]
+
+
+def read_utf8_text(
+    path: Path,
+    *,
+    what: str,
+    utf8_remedy: str,
+    unreadable_remedy: str = "",
+    directory_remedy: str | None = None,
+) -> str:
+    """The file's text; InputError naming ``what`` and the path when it cannot be read.
+
+    ``directory_remedy`` None reports a directory like any other unreadable path.
+    """
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError as err:
+        msg = f"{what} {str(path)!r} does not exist; check the path"
+        raise InputError(msg) from err
+    except IsADirectoryError as err:
+        if directory_remedy is None:
+            msg = _unreadable(path, err, what=what, remedy=unreadable_remedy)
+        else:
+            msg = f"{str(path)!r} is a directory; {directory_remedy}"
+        raise InputError(msg) from err
+    except UnicodeDecodeError as err:
+        msg = f"{what} {str(path)!r} is not UTF-8 text; {utf8_remedy}"
+        raise InputError(msg) from err
+    except OSError as err:
+        msg = _unreadable(path, err, what=what, remedy=unreadable_remedy)
+        raise InputError(msg) from err
+
+
+def _unreadable(path: Path, err: OSError, *, what: str, remedy: str) -> str:
+    tail = f"; {remedy}" if remedy else ""
+    return f"cannot read {what} {str(path)!r}: {err.strerror or err}{tail}"
+
+
+def yaml_problem(err: yaml.YAMLError) -> str:
+    """Where and what went wrong, e.g. `` at line 3, column 5 (found a tab)``."""
+    mark = getattr(err, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+    problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+    return f"{where} ({problem})"
