@@ -131,7 +131,11 @@ class Node:
                     memory_state = MemoryState.from_topology(
                         topology, hugepages=resources.hugepages, system_reserved=reserved
                     )
-            self.memory_provider = MemoryProvider(memory_state, self.topology_manager.get_affinity)
+            self.memory_provider = MemoryProvider(
+                memory_state,
+                self.topology_manager.get_affinity,
+                implicit=len(memory_state.nodes) > IMPLICIT_AFTER,
+            )
             providers.append(self.memory_provider)
         if resources.devices or device_state is not None:
             if device_state is None:

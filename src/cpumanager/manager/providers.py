@@ -2,9 +2,9 @@
 
 Each provider answers hints for a container (or a pod, in pod scope) and allocates with the
 hint the topology manager stored. Device and memory state are pure immutable values kept
-here; every change replaces the value. Past ``implicit_after`` NUMA nodes the CPU and
-device providers answer with hint *rules* instead of lists, which the fast merge searches
-without enumerating 2^N masks.
+here; every change replaces the value. Past ``IMPLICIT_AFTER`` NUMA nodes the CPU, device
+and memory providers answer with hint *rules* instead of lists, which the fast merge
+searches without enumerating 2^N masks.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from cpumanager.core.hints.device_hints import (
     device_capacity,
     device_hint_source,
     device_hints,
+    pod_device_hint_source,
     pod_device_hints,
     pod_device_requests,
     release_pod_devices,
@@ -27,7 +28,9 @@ from cpumanager.core.hints.hint import TopologyHint
 from cpumanager.core.hints.memory_hints import (
     MemoryState,
     allocate_memory,
+    memory_hint_sources,
     memory_hints,
+    pod_memory_hint_sources,
     pod_memory_hints,
     remove_container_memory,
 )
@@ -104,7 +107,12 @@ class DeviceProvider:
         return answer
 
     def pod_topology_hints(self, pod: Pod) -> AnyProviderHints:
-        return pod_device_hints(self.state, pod)
+        if not self.implicit:
+            return pod_device_hints(self.state, pod)
+        return {
+            resource: pod_device_hint_source(self.state, pod, resource)
+            for resource in pod_device_requests(self.state, pod)
+        }
 
     def hint_details(self, pod: Pod, container: Container) -> Mapping[str, object]:
         """Need and free devices per node for each requested resource (explanations only)."""
@@ -149,14 +157,19 @@ class MemoryProvider:
 
     provider_name = "memory"
 
-    def __init__(self, state: MemoryState, affinity: Affinity) -> None:
+    def __init__(self, state: MemoryState, affinity: Affinity, *, implicit: bool = False) -> None:
         self.state = state
         self._affinity = affinity
+        self.implicit = implicit
 
     def topology_hints(self, pod: Pod, container: Container) -> AnyProviderHints:
+        if self.implicit:
+            return memory_hint_sources(self.state, pod, container)
         return memory_hints(self.state, pod, container)
 
     def pod_topology_hints(self, pod: Pod) -> AnyProviderHints:
+        if self.implicit:
+            return pod_memory_hint_sources(self.state, pod)
         return pod_memory_hints(self.state, pod)
 
     def allocate(self, pod: Pod, container: Container) -> object:

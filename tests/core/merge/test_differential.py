@@ -1,6 +1,7 @@
 """fast == exact on generated inputs up to 8 NUMA nodes: every policy, with and without
 prefer-closest-numa-nodes, random (possibly asymmetric) distance matrices, explicit hint
-lists (nil, empty, masks reaching outside the machine) and implicit capacity sources.
+lists (nil, empty, masks reaching outside the machine) and implicit capacity sources (one
+need, or several needs with extra hints as the memory manager gives them).
 
 The merge itself does not know about scopes: container and pod scope only change which
 hints the providers return, so covering all hint shapes covers both scopes.
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -17,7 +19,7 @@ from hypothesis import strategies as st
 
 from cpumanager.core.bitmask import NUMAMask
 from cpumanager.core.hints.hint import NO_PREFERENCE, TopologyHint
-from cpumanager.core.hints.source import CapacityHintSource
+from cpumanager.core.hints.source import CapacityHintSource, MultiCapacityHintSource
 from cpumanager.core.merge.exact import AnyProviderHints, filter_providers_hints, merge_exact
 from cpumanager.core.merge.fast import merge_fast
 from cpumanager.core.merge.options import NUMAInfo
@@ -74,6 +76,31 @@ def capacity_sources(draw: st.DrawFn, numa: NUMAInfo) -> CapacityHintSource:
     )
 
 
+@st.composite
+def multi_capacity_sources(draw: st.DrawFn, numa: NUMAInfo) -> MultiCapacityHintSource:
+    """Several needs at once plus extra hints (the memory manager's shape)."""
+    nodes = list(numa.nodes)
+    universe_nodes = draw(st.lists(st.sampled_from(nodes), unique=True))
+    dims = draw(st.integers(1, 3))
+    free = {n: tuple(draw(st.integers(0, 4)) for _ in range(dims)) for n in universe_nodes}
+    family = MultiCapacityHintSource(
+        universe=sum(1 << n for n in universe_nodes),
+        free=free,
+        needs=tuple(draw(st.integers(0, 8)) for _ in range(dims)),
+        preferred_size=draw(st.integers(1, len(nodes))),
+        node_order=tuple(nodes),
+    )
+    default = numa.default_bits
+    extra_bits = draw(st.lists(st.integers(1, default), max_size=3, unique=True))
+    extras = tuple(
+        TopologyHint(NUMAMask.from_bits(bits & default), draw(st.booleans()))
+        for bits in sorted(extra_bits)
+        if bits & default and not family.feasible(bits & default)
+    )
+    unique = {h.mask: h for h in extras}
+    return replace(family, extra_hints=tuple(unique.values()))
+
+
 def resource_hints(numa: NUMAInfo) -> st.SearchStrategy[object]:
     return st.one_of(
         st.just(NO_PREFERENCE),
@@ -81,6 +108,7 @@ def resource_hints(numa: NUMAInfo) -> st.SearchStrategy[object]:
         explicit_hints(numa),
         explicit_hints(numa),
         capacity_sources(numa),
+        multi_capacity_sources(numa),
     )
 
 

@@ -32,7 +32,13 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from cpumanager.core.bitmask import NUMAMask, iterate_masks
-from cpumanager.core.hints.hint import ProviderHints, TopologyHint
+from cpumanager.core.hints.hint import ProviderHints, ResourceHints, TopologyHint
+from cpumanager.core.hints.source import (
+    MultiCapacityHintSource,
+    bits_of,
+    fewest_nodes,
+    smallest_mask,
+)
 from cpumanager.core.ids import ContainerKey, PodUID
 from cpumanager.core.topology import CPUTopology
 from cpumanager.core.workload import Container, ContainerKind, Pod, QoSClass, qos_class
@@ -46,7 +52,10 @@ __all__ = [
     "NodeMemory",
     "allocate_memory",
     "container_memory_requests",
+    "memory_hint_source",
+    "memory_hint_sources",
     "memory_hints",
+    "pod_memory_hint_sources",
     "pod_memory_hints",
     "pod_memory_requests",
     "remove_container_memory",
@@ -272,27 +281,154 @@ def _own_hints(
     found: list[NUMAMask] = []
     for mask in iterate_masks(state.node_ids()):
         nodes = mask.ids()
-        single = len(nodes) == 1
         if any(
             sum(_allocatable(state, n, r) for n in nodes) < need for r, need in requests.items()
         ):
             continue
         min_affinity = min(min_affinity, len(nodes))
-        if single and len(state.nodes[nodes[0]].cells) > 1:
-            continue
-        if not single and any(
-            state.nodes[n].assignments > 0
-            and (len(state.nodes[n].cells) == 1 or sorted(state.nodes[n].cells) != list(nodes))
-            for n in nodes
-        ):
-            continue
-        if any(
-            sum(state.free(n, r) for n in nodes) + state.reusable_for(pod_uid, mask.bits, r) < need
-            for r, need in requests.items()
-        ):
-            continue
-        found.append(mask)
+        if _allowed(state, nodes) and _fits(state, pod_uid, mask, requests):
+            found.append(mask)
     return [TopologyHint(mask, mask.count() == min_affinity) for mask in found]
+
+
+def _allowed(state: MemoryState, nodes: tuple[int, ...]) -> bool:
+    """Group rules: a node of a multi-node group only in exactly that group, a node serving
+    single-node allocations only alone."""
+    if len(nodes) == 1:
+        return len(state.nodes[nodes[0]].cells) == 1
+    return not any(
+        state.nodes[n].assignments > 0
+        and (len(state.nodes[n].cells) == 1 or sorted(state.nodes[n].cells) != list(nodes))
+        for n in nodes
+    )
+
+
+def _fits(state: MemoryState, pod_uid: PodUID, mask: NUMAMask, requests: Mapping[str, int]) -> bool:
+    nodes = mask.ids()
+    return all(
+        sum(state.free(n, r) for n in nodes) + state.reusable_for(pod_uid, mask.bits, r) >= need
+        for r, need in requests.items()
+    )
+
+
+# --- hints as a rule (past 8 NUMA nodes) -----------------------------------------------------
+
+ENUMERATE_UP_TO = 8  # NUMA nodes up to which allocation enumerates masks as the kubelet does
+
+
+def memory_hint_source(
+    state: MemoryState, pod_uid: PodUID, requests: Mapping[str, int]
+) -> MultiCapacityHintSource | None:
+    """The list ``_own_hints`` returns, as a rule (None: the list is empty).
+
+    Nodes serving no allocation form the family (any mask of them whose free memory covers
+    every request); nodes that serve allocations can only appear alone or as their exact
+    group, and masks the pod's init containers left memory on get that memory on top:
+    those few masks are checked one by one and become the extras.
+    """
+    resources = tuple(sorted(requests))
+    needs = tuple(requests[r] for r in resources)
+    order = state.node_ids()
+    allocatable = {n: tuple(_allocatable(state, n, r) for r in resources) for n in order}
+    min_affinity = fewest_nodes(bits_of(order), allocatable, needs) or len(order)
+    idle = tuple(
+        n for n in order if state.nodes[n].assignments == 0 and len(state.nodes[n].cells) == 1
+    )
+    free = {n: tuple(state.free(n, r) for r in resources) for n in idle}
+    family = MultiCapacityHintSource(
+        universe=bits_of(idle),
+        free=MappingProxyType(free),
+        needs=needs,
+        preferred_size=min_affinity,
+        labels=tuple(f"{r} bytes" for r in resources),
+        node_order=order,
+    )
+    candidates: set[tuple[int, ...]] = {(n,) for n in order if n not in idle}
+    candidates |= {
+        tuple(sorted(state.nodes[n].cells))
+        for n in order
+        if n not in idle and len(state.nodes[n].cells) > 1
+    }
+    if state.reusable_pod == pod_uid:
+        candidates |= {NUMAMask.from_bits(bits).ids() for bits, _r in state.reusable}
+    extras = []
+    for nodes in sorted(candidates, key=lambda ids: (len(ids), ids)):
+        mask = NUMAMask(nodes)
+        if not nodes or family.feasible(mask.bits) or any(n not in state.nodes for n in nodes):
+            continue
+        if any(sum(allocatable[n][i] for n in nodes) < need for i, need in enumerate(needs)):
+            continue
+        if _allowed(state, nodes) and _fits(state, pod_uid, mask, requests):
+            extras.append(TopologyHint(mask, len(nodes) == min_affinity))
+    if not extras and family.min_size() == 0:
+        return None
+    return replace(family, extra_hints=tuple(extras))
+
+
+def memory_hint_sources(
+    state: MemoryState, pod: Pod, container: Container
+) -> dict[str, ResourceHints | MultiCapacityHintSource]:
+    """:func:`memory_hints` with the computed list given as a rule (same answer)."""
+    if qos_class(pod) is not QoSClass.GUARANTEED:
+        return {}
+    requests = container_memory_requests(container)
+    if requests is None:
+        return {}
+    blocks = state.blocks.get(pod.key(container.name))
+    if blocks is not None:
+        return dict(_regenerate(blocks, requests))
+    return _as_sources(memory_hint_source(state, pod.uid, requests), requests)
+
+
+def pod_memory_hint_sources(
+    state: MemoryState, pod: Pod
+) -> dict[str, ResourceHints | MultiCapacityHintSource]:
+    """:func:`pod_memory_hints` with the computed list given as a rule (same answer)."""
+    if qos_class(pod) is not QoSClass.GUARANTEED:
+        return {}
+    requests = pod_memory_requests(pod)
+    if requests is None:
+        return {}
+    for container in pod.all_containers():
+        blocks = state.blocks.get(pod.key(container.name))
+        if blocks is not None:
+            return dict(_regenerate(blocks, requests))
+    return _as_sources(memory_hint_source(state, pod.uid, requests), requests)
+
+
+def _as_sources(
+    source: MultiCapacityHintSource | None, requests: Mapping[str, int]
+) -> dict[str, ResourceHints | MultiCapacityHintSource]:
+    if source is None:
+        return {}
+    return dict.fromkeys(requests, source)
+
+
+def _best_own_hint(
+    state: MemoryState, pod_uid: PodUID, requests: Mapping[str, int], containing: int = 0
+) -> TopologyHint | None:
+    """``findBestHint`` over the own hints whose masks hold ``containing``."""
+    if len(state.nodes) <= ENUMERATE_UP_TO:
+        return _best(
+            h
+            for h in _own_hints(state, pod_uid, requests)
+            if h.mask is not None and h.mask.bits & containing == containing
+        )
+    source = memory_hint_source(state, pod_uid, requests)
+    if source is None:
+        return None
+    found = [
+        h for h in source.extras() if h.mask is not None and h.mask.bits & containing == containing
+    ]
+    if not containing & ~source.universe:
+        for size in range(max(1, containing.bit_count()), source.universe.bit_count() + 1):
+            bits = smallest_mask(
+                source.universe, size, source.free, source.needs, required=containing
+            )
+            if bits is not None:
+                found.append(TopologyHint(NUMAMask.from_bits(bits), size == source.preferred_size))
+                break
+    return min(found, key=TopologyHint.sort_key, default=None)
 
 
 def _calculate(state: MemoryState, pod_uid: PodUID, requests: Mapping[str, int]) -> ProviderHints:
@@ -345,7 +481,7 @@ def allocate_memory(
     merged = hint if hint is not None else TopologyHint(None, preferred=False)
     best = merged
     if merged.mask is None:
-        default = _best(_own_hints(state, pod.uid, requests))
+        default = _best_own_hint(state, pod.uid, requests)
         if default is None:
             msg = (
                 "[memorymanager] failed to get the default NUMA affinity, no NUMA nodes with "
@@ -358,12 +494,7 @@ def allocate_memory(
         best = default
     assert best.mask is not None
     if not _satisfies(state, best.mask, requests):
-        wanted = best.mask.bits
-        widened = _best(
-            h
-            for h in _own_hints(state, pod.uid, requests)
-            if h.mask is not None and h.mask.bits & wanted == wanted
-        )
+        widened = _best_own_hint(state, pod.uid, requests, best.mask.bits)
         if widened is None:
             msg = "[memorymanager] failed to find NUMA nodes to extend the current topology hint"
             raise _unexpected(msg)

@@ -17,14 +17,21 @@ must describe exactly the list its ``explicit()`` returns:
 * **search support**: ``can_complete(chosen, pool, size)`` says whether a hint of exactly
   ``size`` nodes lies between ``chosen`` and ``chosen | pool``; ``slack()`` and
   ``exclusion_cost(node)`` describe how many nodes can be left out of the universe while a
-  hint remains (additive capacity: leaving out a node costs its free capacity, and the total
-  left out must not exceed the slack; ``None`` = the node can never be left out).
+  hint remains (additive capacity, one figure per resource dimension: leaving out a node
+  costs its free capacity, and the total left out must not exceed the slack in any
+  dimension; ``None`` = the node can never be left out).
+* **extras** ``extras()``: hints the list holds besides the rule's family (they may lie
+  outside the universe; the memory manager's nodes already serving an allocation). The
+  family answers the questions above; ``explicit()`` returns family and extras together.
 
 :class:`CapacityHintSource` is the additive-capacity rule shared by the kubelet's CPU and
 device hint generators: ``base + sum(free[node] for node in mask) >= need``, every node of
 ``required`` in the mask, and ``|mask| == preferred_size`` preferred (optionally also every
 mask spanning exactly ``aligned_sockets`` sockets, the CPU manager's align-by-socket rule;
 ``node_sockets`` maps a node to the bits of its sockets).
+
+:class:`MultiCapacityHintSource` is the memory manager's rule: several needs (memory and
+each hugepage size) that the same mask must cover at once, plus explicit extras.
 """
 
 from __future__ import annotations
@@ -37,7 +44,15 @@ from typing import Protocol, runtime_checkable
 from cpumanager.core.bitmask import NUMAMask, iterate_masks
 from cpumanager.core.hints.hint import TopologyHint
 
-__all__ = ["CapacityHintSource", "HintSource", "bits_of", "iter_bits"]
+__all__ = [
+    "CapacityHintSource",
+    "HintSource",
+    "MultiCapacityHintSource",
+    "bits_of",
+    "fewest_nodes",
+    "iter_bits",
+    "smallest_mask",
+]
 
 
 def iter_bits(bits: int) -> Iterator[int]:
@@ -75,9 +90,11 @@ class HintSource(Protocol):
 
     def can_complete(self, chosen: int, pool: int, size: int) -> bool: ...
 
-    def slack(self) -> int | None: ...
+    def slack(self) -> tuple[int, ...] | None: ...
 
-    def exclusion_cost(self, node: int) -> int | None: ...
+    def exclusion_cost(self, node: int) -> tuple[int, ...] | None: ...
+
+    def extras(self) -> tuple[TopologyHint, ...]: ...
 
     def describe(self) -> str: ...
 
@@ -184,19 +201,22 @@ class CapacityHintSource:
             return False
         return self._capacity(forced) + self._top_capacity(rest, extra) >= self.need
 
-    def slack(self) -> int | None:
+    def slack(self) -> tuple[int, ...] | None:
         """Free units above the need when every universe node is used; None: no hint at all."""
         if self.impossible or self.required & ~self.universe or self.universe == 0:
             return None
         spare = self._capacity(self.universe) - self.need
-        return spare if spare >= 0 else None
+        return (spare,) if spare >= 0 else None
 
-    def exclusion_cost(self, node: int) -> int | None:
+    def exclusion_cost(self, node: int) -> tuple[int, ...] | None:
         if not (self.universe >> node) & 1:
-            return 0
+            return (0,)
         if (self.required >> node) & 1:
             return None
-        return self.free.get(node, 0)
+        return (self.free.get(node, 0),)
+
+    def extras(self) -> tuple[TopologyHint, ...]:
+        return ()
 
     def describe(self) -> str:
         free = ", ".join(f"{node}:{self.free.get(node, 0)}" for node in iter_bits(self.universe))
@@ -204,4 +224,167 @@ class CapacityHintSource:
         text = f"needs {need} free {self.unit} (free per node {free})"
         if self.required:
             text += f"; must include nodes {NUMAMask.from_bits(self.required)}"
+        return text + f"; preferred hints have {self.preferred_size} node(s)"
+
+
+# --- several needs at once ----------------------------------------------------------------
+
+Capacities = Mapping[int, tuple[int, ...]]
+
+
+def _add(total: list[int], row: tuple[int, ...] | None) -> None:
+    if row is not None:
+        for index, value in enumerate(row):
+            total[index] += value
+
+
+def _covers(free: Capacities, bits: int, needs: tuple[int, ...]) -> bool:
+    total = [0] * len(needs)
+    for node in iter_bits(bits):
+        _add(total, free.get(node))
+    return all(have >= need for have, need in zip(total, needs, strict=True))
+
+
+def smallest_mask(
+    pool: int, size: int, free: Capacities, needs: tuple[int, ...], *, required: int = 0
+) -> int | None:
+    """The numerically smallest mask of ``size`` nodes of ``pool`` (holding ``required``)
+    whose capacities cover every need, or None.
+
+    Deciding the highest node first and trying to leave it out first reaches the smallest
+    number first; a branch ends when even the best remaining nodes (per need) fall short.
+    """
+    pool |= required
+    if size <= 0 or pool.bit_count() < size or required.bit_count() > size:
+        return None
+    nodes = sorted(iter_bits(pool), reverse=True)
+    dims = len(needs)
+    zero = (0,) * dims
+    rows = [free.get(node, zero) for node in nodes]
+
+    def bound_ok(index: int, have: list[int], missing: int) -> bool:
+        if missing == 0:
+            return all(h >= n for h, n in zip(have, needs, strict=True))
+        for dim in range(dims):
+            gap = needs[dim] - have[dim]
+            if gap <= 0:
+                continue
+            best = sorted((row[dim] for row in rows[index:]), reverse=True)[:missing]
+            if sum(best) < gap:
+                return False
+        return True
+
+    def walk(index: int, chosen: int, have: list[int], taken: int) -> int | None:
+        missing = size - taken
+        if missing == 0:
+            return chosen if not required & ~chosen and bound_ok(index, have, 0) else None
+        if len(nodes) - index < missing or (required & ~chosen).bit_count() > missing:
+            return None
+        if not bound_ok(index, have, missing):
+            return None
+        bit = 1 << nodes[index]
+        if not required & bit:
+            found = walk(index + 1, chosen, have, taken)
+            if found is not None:
+                return found
+        more = list(have)
+        _add(more, rows[index])
+        return walk(index + 1, chosen | bit, more, taken + 1)
+
+    return walk(0, 0, [0] * dims, 0)
+
+
+def fewest_nodes(pool: int, free: Capacities, needs: tuple[int, ...]) -> int:
+    """The fewest nodes of ``pool`` that cover every need together (0: none do)."""
+    if pool == 0 or not _covers(free, pool, needs):
+        return 0
+    for size in range(1, pool.bit_count() + 1):
+        if smallest_mask(pool, size, free, needs) is not None:
+            return size
+    return 0  # pragma: no cover - the whole pool covers the needs
+
+
+@dataclass(frozen=True, slots=True)
+class MultiCapacityHintSource:
+    """Hints = masks of ``universe`` nodes whose free capacities cover every need, plus extras.
+
+    ``free`` maps each universe node to one free figure per need (``labels`` names them);
+    hints of ``preferred_size`` nodes are preferred. ``extra_hints`` are further hints of the
+    list outside that family (``explicit`` interleaves them in the kubelet's order over
+    ``node_order``).
+    """
+
+    universe: int
+    free: Capacities
+    needs: tuple[int, ...]
+    preferred_size: int
+    labels: tuple[str, ...] = ()
+    extra_hints: tuple[TopologyHint, ...] = ()
+    node_order: tuple[int, ...] = ()
+
+    def feasible(self, bits: int) -> bool:
+        if bits == 0 or bits & ~self.universe:
+            return False
+        return _covers(self.free, bits, self.needs)
+
+    def preferred(self, bits: int) -> bool:
+        return bits.bit_count() == self.preferred_size and self.feasible(bits)
+
+    def preferred_sizes(self) -> tuple[int, ...]:
+        return (self.preferred_size,)
+
+    def min_size(self) -> int:
+        return fewest_nodes(self.universe, self.free, self.needs)
+
+    def can_complete(self, chosen: int, pool: int, size: int) -> bool:
+        if chosen & ~self.universe or size == 0:
+            return False
+        extra = size - chosen.bit_count()
+        rest = pool & self.universe & ~chosen
+        if extra < 0 or rest.bit_count() < extra:
+            return False
+        have = [0] * len(self.needs)
+        for node in iter_bits(chosen):
+            _add(have, self.free.get(node))
+        gaps = tuple(max(0, need - got) for need, got in zip(self.needs, have, strict=True))
+        if extra == 0:
+            return not any(gaps)
+        return smallest_mask(rest, extra, self.free, gaps) is not None
+
+    def slack(self) -> tuple[int, ...] | None:
+        if self.universe == 0:
+            return None
+        total = [0] * len(self.needs)
+        for node in iter_bits(self.universe):
+            _add(total, self.free.get(node))
+        spare = tuple(have - need for have, need in zip(total, self.needs, strict=True))
+        return None if any(value < 0 for value in spare) else spare
+
+    def exclusion_cost(self, node: int) -> tuple[int, ...] | None:
+        if not (self.universe >> node) & 1:
+            return (0,) * len(self.needs)
+        return self.free.get(node, (0,) * len(self.needs))
+
+    def extras(self) -> tuple[TopologyHint, ...]:
+        return self.extra_hints
+
+    def explicit(self) -> tuple[TopologyHint, ...]:
+        """Family and extras in the kubelet's order (2^N masks: for small N and for tests)."""
+        extra = {h.mask.bits: h for h in self.extra_hints if h.mask is not None}
+        order = self.node_order or tuple(iter_bits(self.universe | sum(extra)))
+        found: list[TopologyHint] = []
+        for mask in iterate_masks(order):
+            if self.feasible(mask.bits):
+                found.append(TopologyHint(mask, mask.count() == self.preferred_size))
+            elif mask.bits in extra:
+                found.append(extra[mask.bits])
+        return tuple(found)
+
+    def describe(self) -> str:
+        labels = self.labels or tuple(f"need {index}" for index in range(len(self.needs)))
+        needs = ", ".join(f"{label} {need}" for label, need in zip(labels, self.needs, strict=True))
+        text = f"needs {needs} free on nodes {NUMAMask.from_bits(self.universe)}"
+        if self.extra_hints:
+            shown = " ".join("{" + str(h.mask) + "}" for h in self.extra_hints)
+            text += f" or on {shown}"
         return text + f"; preferred hints have {self.preferred_size} node(s)"

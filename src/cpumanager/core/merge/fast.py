@@ -37,9 +37,10 @@ capacities in phase 2), but no realistic input enumerates more than a few thousa
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from itertools import product
 
 from cpumanager.core.hints.hint import TopologyHint
 from cpumanager.core.hints.source import HintSource, iter_bits
@@ -57,6 +58,7 @@ __all__ = ["DEFAULT_EXPAND_LIMIT", "FastStats", "merge_fast", "solve_lists"]
 DEFAULT_EXPAND_LIMIT = 10
 
 Key = tuple[float, ...]
+Cost = tuple[int, ...]  # what leaving a node out costs a source, per resource dimension
 
 
 @dataclass(slots=True)
@@ -107,6 +109,7 @@ class _Solver:
         closest: bool,
         expand_limit: int,
         stats: FastStats,
+        bnp: int | None = None,
     ) -> None:
         self.numa = numa
         self.default = numa.default_bits
@@ -115,12 +118,14 @@ class _Solver:
         self.closest = closest
         self.expand_limit = expand_limit
         self.stats = stats
-        self.bnp = max(
-            [item.min_count for item in explicit] + [src.min_size() for src in implicit],
-            default=0,
-        )
+        if bnp is None:
+            bnp = max(
+                [item.min_count for item in explicit] + [src.min_size() for src in implicit],
+                default=0,
+            )
+        self.bnp = bnp
         self._sums: dict[int, int] = {}
-        self._costs: tuple[int, int, dict[int, tuple[int | None, ...]]] | None = None
+        self._costs: tuple[int, int, dict[int, tuple[Cost | None, ...]]] | None = None
 
     # --- orders -------------------------------------------------------------------------
     def within(self, bits: int) -> Key:
@@ -360,7 +365,7 @@ class _Solver:
             return self._implicit_cover(todo)
         return any(self._cover(todo & ~left_out, choices, depth + 1) for left_out in choices[depth])
 
-    def _node_costs(self) -> tuple[int, int, dict[int, tuple[int | None, ...]]]:
+    def _node_costs(self) -> tuple[int, int, dict[int, tuple[Cost | None, ...]]]:
         """Per node, what each implicit source pays to leave it out (computed once).
 
         Returns (nodes some source leaves out for free, nodes no source can leave out,
@@ -369,10 +374,10 @@ class _Solver:
         if self._costs is None:
             free = 0
             stuck = 0
-            costly: dict[int, tuple[int | None, ...]] = {}
+            costly: dict[int, tuple[Cost | None, ...]] = {}
             for node in iter_bits(self.default):
                 costs = tuple(src.exclusion_cost(node) for src in self.implicit)
-                if 0 in costs:
+                if any(cost is not None and not any(cost) for cost in costs):
                     free |= 1 << node
                 elif all(cost is None for cost in costs):
                     stuck |= 1 << node
@@ -392,36 +397,53 @@ class _Solver:
         todo &= ~free
         if todo == 0:
             return True
-        slacks = tuple(src.slack() or 0 for src in self.implicit)
+        slacks = tuple(src.slack() or () for src in self.implicit)
         costly = [(node, table[node]) for node in iter_bits(todo)]
         for which, slack in enumerate(slacks):
             spent = [costs[which] for _node, costs in costly]
-            if None not in spent and sum(c for c in spent if c is not None) <= slack:
+            if all(cost is not None for cost in spent) and _fits(
+                _total((cost for cost in spent if cost is not None), len(slack)), slack
+            ):
                 return True  # one source leaves every costly node out by itself
-        costly.sort(key=lambda item: -max(c for c in item[1] if c is not None))
+        costly.sort(key=lambda item: -max(sum(c) for c in item[1] if c is not None))
 
         @cache
-        def assign(index: int, left: tuple[int, ...]) -> bool:
+        def assign(index: int, left: tuple[Cost, ...]) -> bool:
             if index == len(costly):
                 return True
             _node, costs = costly[index]
             for which, cost in enumerate(costs):
-                if cost is not None and cost <= left[which]:
-                    rest = (*left[:which], left[which] - cost, *left[which + 1 :])
-                    if assign(index + 1, rest):
+                if cost is not None and _fits(cost, left[which]):
+                    spare = tuple(have - used for have, used in zip(left[which], cost, strict=True))
+                    if assign(index + 1, (*left[:which], spare, *left[which + 1 :])):
                         return True
             return False
 
         return assign(0, slacks)
 
 
+def _fits(cost: Cost, budget: Cost) -> bool:
+    return all(used <= have for used, have in zip(cost, budget, strict=True))
+
+
+def _total(costs: Iterable[Cost], dims: int) -> Cost:
+    total = [0] * dims
+    for cost in costs:
+        for index, value in enumerate(cost):
+            total[index] += value
+    return tuple(total)
+
+
 def _single_numa(raw: list[RawHint]) -> list[RawHint]:
     return [(bits, pref) for bits, pref in raw if pref and (bits is None or bits.bit_count() == 1)]
 
 
+_Union = tuple[HintSource, list[RawHint]]  # a rule's family, and its extra hints
+
+
 def _normalize(
     policy: str, numa: NUMAInfo, providers: Sequence[AnyProviderHints]
-) -> tuple[list[_Explicit], list[HintSource]]:
+) -> tuple[list[_Explicit], list[HintSource], list[_Union]]:
     default = numa.default_bits
     sources = [
         hints
@@ -431,12 +453,19 @@ def _normalize(
     ]
     explicit: list[_Explicit] = []
     implicit: list[HintSource] = []
+    unions: list[_Union] = []
     source_iter = iter(sources)
     for (_index, resource), hints in filter_providers_hints(providers, expand=False):
         raw: list[RawHint] = hints
         if not hints:
             src = next(source_iter)
-            if src.universe & ~default:
+            extra: list[RawHint] = [
+                (hint.mask.bits, hint.preferred) for hint in src.extras() if hint.mask is not None
+            ]
+            reach = src.universe
+            for bits, _preferred in extra:
+                reach |= bits or 0
+            if reach & ~default:
                 msg = (
                     f"hint source for {resource!r} uses NUMA nodes outside the machine's "
                     f"{sorted(numa.nodes)}; build it from the same machine"
@@ -444,15 +473,27 @@ def _normalize(
                 raise ConfigError(msg)
             if policy == "single-numa-node":
                 raw = [(1 << n, True) for n in iter_bits(src.universe) if src.preferred(1 << n)]
+                raw += extra
             elif src.min_size() == 0:
-                raw = [(None, False)]
+                raw = extra or [(None, False)]
+            elif extra:
+                unions.append((src, extra))
+                continue
             else:
                 implicit.append(src)
                 continue
         if policy == "single-numa-node":
             raw = _single_numa(raw)
         explicit.append(_Explicit.build(raw, default))
-    return explicit, implicit
+    return explicit, implicit, unions
+
+
+def _run(solver: _Solver) -> RawHint | None:
+    found = solver.preferred_phase()
+    if found is not None:
+        return (found, True)
+    found = solver.non_preferred_phase()
+    return None if found is None else (found, False)
 
 
 def solve_lists(
@@ -464,28 +505,56 @@ def solve_lists(
     expand_limit: int = DEFAULT_EXPAND_LIMIT,
     stats: FastStats | None = None,
 ) -> RawHint:
-    """The merged (mask bits, preferred) pair before the policy's final rewriting."""
+    """The merged (mask bits, preferred) pair before the policy's final rewriting.
+
+    A rule with extra hints is a list "family or extras": each such list is solved once
+    taking its hint from the family (as a rule) and once from the extras (as an explicit
+    list), every combination, and the best answer wins (the kubelet's order is total, so
+    the best over the parts is the best over the whole). ``bnp`` comes from the whole lists.
+    """
     stats = stats if stats is not None else FastStats()
-    explicit, implicit = _normalize(policy, numa, providers)
+    explicit, implicit, unions = _normalize(policy, numa, providers)
     default = numa.default_bits
     if any(not item.hints for item in explicit):
         stats.phase = "empty-list"
         return (default, False)
-    solver = _Solver(
-        numa,
-        explicit,
-        implicit,
-        closest=prefer_closest and policy != "single-numa-node",
-        expand_limit=expand_limit,
-        stats=stats,
+    bnp = max(
+        [item.min_count for item in explicit]
+        + [src.min_size() for src in implicit]
+        + [
+            min(src.min_size(), *(bits.bit_count() for bits, _ in extra if bits))
+            for src, extra in unions
+        ],
+        default=0,
     )
-    found = solver.preferred_phase()
-    if found is not None:
+    closest = prefer_closest and policy != "single-numa-node"
+    answers: list[RawHint] = []
+    solver: _Solver | None = None
+    for picks in product((False, True), repeat=len(unions)):
+        chosen = [item for item, pick in zip(unions, picks, strict=True) if pick]
+        solver = _Solver(
+            numa,
+            explicit + [_Explicit.build(extra, default) for _src, extra in chosen],
+            implicit + [src for (src, _extra), pick in zip(unions, picks, strict=True) if not pick],
+            closest=closest,
+            expand_limit=expand_limit,
+            stats=stats,
+            bnp=bnp,
+        )
+        answer = _run(solver)
+        if answer is not None:
+            answers.append(answer)
+    assert solver is not None
+    if not answers:
+        stats.phase = "none"
+        return (default, False)
+    preferred = [bits for bits, pref in answers if pref and bits is not None]
+    if preferred:
         stats.phase = "preferred"
-        return (found, True)
-    found = solver.non_preferred_phase()
-    stats.phase = "non-preferred" if found is not None else "none"
-    return (found, False) if found is not None else (default, False)
+        return (min(preferred, key=solver.preferred_key), True)
+    stats.phase = "non-preferred"
+    found = [bits for bits, _ in answers if bits is not None]
+    return (min(found, key=solver.non_preferred_key), False)
 
 
 def merge_fast(
