@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from cpumanager.core.ids import ContainerName, PodUID
+from cpumanager.core.presets import declared_topology
 from cpumanager.core.quantity import parse_quantity
-from cpumanager.core.topology import CPUInfo, CPUTopology
+from cpumanager.core.topology import CPUTopology
 from cpumanager.core.workload import Container, ContainerKind, Pod
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -25,20 +26,7 @@ def load(name: str) -> Any:
 def kubelet_topology(name: str) -> CPUTopology:
     """A kubelet test machine with its declared counters kept verbatim."""
     entry = load("kubelet_topologies.json")[name]
-    num_cpus, num_cores, num_sockets, num_numa, num_uncore = entry["counters"]
-    records = [
-        CPUInfo(cpu=cpu, core=core, socket=socket, numa=numa, l3=uncore)
-        for cpu, core, socket, numa, uncore in entry["cpus"]
-    ]
-    return CPUTopology(
-        records,
-        num_cpus=num_cpus,
-        num_cores=num_cores,
-        num_sockets=num_sockets,
-        num_numa_nodes=num_numa,
-        num_uncore_caches=num_uncore,
-        name=name,
-    )
+    return declared_topology(map(tuple, entry["cpus"]), tuple(entry["counters"]), name=name)
 
 
 def vector_container(raw: dict[str, Any], kind: ContainerKind) -> Container:

@@ -20,7 +20,7 @@ core in socket order, then the second threads in the same order, so a core's sib
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from types import MappingProxyType
@@ -32,6 +32,7 @@ from cpumanager.errors import MachineError
 __all__ = [
     "GIB",
     "Preset",
+    "declared_topology",
     "get_preset",
     "is_preset",
     "list_presets",
@@ -75,14 +76,20 @@ def _decode_column(text: str) -> list[int]:
     return values
 
 
-def _kubelet_machine(name: str) -> CPUTopology:
-    _alias, _source, counters, columns = KUBELET_MACHINES[name]
-    cores, sockets, numas, uncores = (_decode_column(col) for col in columns)
+def declared_topology(
+    rows: Iterable[tuple[int, int, int, int, int]],
+    counters: tuple[int, int, int, int, int],
+    *,
+    name: str,
+) -> CPUTopology:
+    """A topology from ``(cpu, core, socket, numa, l3)`` rows with its counters kept verbatim.
+
+    The kubelet's test machines declare counters that need not match their CPU records, and
+    its decisions read the declared ones, so they are not recomputed.
+    """
     records = [
         CPUInfo(cpu=cpu, core=core, socket=socket, numa=numa, l3=l3)
-        for cpu, (core, socket, numa, l3) in enumerate(
-            zip(cores, sockets, numas, uncores, strict=True)
-        )
+        for cpu, core, socket, numa, l3 in rows
     ]
     num_cpus, num_cores, num_sockets, num_numa, num_uncore = counters
     return CPUTopology(
@@ -94,6 +101,13 @@ def _kubelet_machine(name: str) -> CPUTopology:
         num_uncore_caches=num_uncore,
         name=name,
     )
+
+
+def _kubelet_machine(name: str) -> CPUTopology:
+    _alias, _source, counters, columns = KUBELET_MACHINES[name]
+    cores, sockets, numas, uncores = (_decode_column(col) for col in columns)
+    rows = zip(range(len(cores)), cores, sockets, numas, uncores, strict=True)
+    return declared_topology(rows, counters, name=name)
 
 
 # --- the generic generator ----------------------------------------------------------------
