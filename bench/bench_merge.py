@@ -5,6 +5,9 @@ Rows:
   (b) one container, CPUs + 1 GPU + memory, on 8 / 16 / 32 / 64 NUMA nodes
   (c) CPU hints + merge for one container, 2-socket 256-thread machine, 8 and 16 NUMA nodes
   (d) GB200-like tray (34 NUMA nodes, 2 with CPUs, GPUs on those 2) admitting a 1-GPU pod
+  (e) whole admissions through the simulator's node (CPU manager, device manager, static
+      memory manager with hugepages; pod and container scope) on 8 / 16 / 32 / 64 NUMA
+      nodes: a pod of CPUs + 1 GPU + memory + hugepages, after 10 pods already placed
 
 Each row prints the best wall time of a few runs, the peak traced memory of one run, and the
 exact merge's time where it can finish within about a minute (otherwise an extrapolation).
@@ -195,12 +198,72 @@ def bench_gb200() -> None:
     row("(d) GB200 tray, 34 NUMA, 16 CPUs + 1 GPU (2 policies)", seconds, peak, notes)
 
 
+# --- (e) ------------------------------------------------------------------------------------
+def _scenario_yaml(nodes: int, scope: str) -> str:
+    gpus = {nodes // 2: 2, nodes - 1: 2}
+    pods = []
+    for index in range(11):
+        gpu = ", nvidia.com/gpu: 1" if index == 10 else ""
+        pods.append(
+            f"  - admit: {{metadata: {{name: p{index}}}, spec: {{containers: [{{name: c, "
+            f"resources: {{limits: {{cpu: '3', memory: 20Gi, hugepages-1Gi: 2Gi{gpu}}}}}}}]}}}}"
+        )
+    memory = "\n".join(f"  {n}: {{memory: 64Gi, hugepages-1Gi: 8Gi}}" for n in range(nodes))
+    return f"""
+name: bench-{nodes}
+machine: {{shape: 2s{nodes // 2}n4c2t}}
+kubelet:
+  cpuManagerPolicy: static
+  reservedSystemCPUs: "0"
+  topologyManagerPolicy: restricted
+  topologyManagerScope: {scope}
+  topologyManagerPolicyOptions: {{max-allowable-numa-nodes: "64"}}
+  memoryManagerPolicy: Static
+  systemReserved: {{memory: 924Mi}}
+  reservedMemory: [{{numaNode: 0, limits: {{memory: 1Gi}}}}]
+devices:
+  nvidia.com/gpu: {{{", ".join(f"{n}: {c}" for n, c in gpus.items())}}}
+memory:
+{memory}
+events:
+""" + "\n".join(pods)
+
+
+def bench_node_admissions() -> None:
+    from pathlib import Path
+
+    import yaml
+
+    from cpumanager.sim.scenario import parse_scenario
+    from cpumanager.sim.simulate import simulate
+
+    for nodes in (8, 16, 32, 64):
+        for scope in ("container", "pod"):
+            data = yaml.safe_load(_scenario_yaml(nodes, scope))
+            scenario = parse_scenario(data, source=f"bench-{nodes}", base=Path("."))
+
+            def run(scenario: Any = scenario) -> Any:
+                return simulate(scenario)
+
+            seconds, peak, report = measure(run, repeats=1 if QUICK else 3)
+            last = report.events[-1]
+            admitted = sum(1 for e in report.events[1:] if e.admitted)
+            hint = last.containers.get("c", {}).get("hint")
+            row(
+                f"(e) {nodes:>2} NUMA, {scope:<9} scope, 11 admissions",
+                seconds / 11,
+                peak,
+                f"per admission; {admitted}/11 admitted, last hint {hint}",
+            )
+
+
 def main() -> None:
     print(f"{'case':<58} {'time':>13} {'peak':>12}  notes")
     bench_many_hints()
     bench_cpu_gpu_memory()
     bench_cpu_hints_and_merge()
     bench_gb200()
+    bench_node_admissions()
 
 
 if __name__ == "__main__":
