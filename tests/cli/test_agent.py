@@ -17,7 +17,8 @@ import pytest
 
 from cpumanager.core.cpuset import CPUSet
 from tests.adapters.sysfs_tree import SysfsTree
-from tests.cli.test_state import Run, assert_one_line_error
+from tests.cli.runner import Run
+from tests.cli.test_state import assert_one_line_error
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 ALLOWED = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []

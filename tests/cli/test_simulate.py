@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from click.testing import CliRunner
-
-from cpumanager.cli.main import main
+from tests.cli.runner import Run, run_main
 
 SCENARIO = """
 machine: {shape: 2s1n8c2t}
@@ -26,21 +23,8 @@ events:
 """
 
 
-@dataclass
-class Run:
-    exit_code: int
-    output: str
-    stderr: str
-
-
 def run(*args: str | Path) -> Run:
-    with CliRunner().isolation(env={"COLUMNS": "200"}) as (out, err, _mixed):
-        try:
-            returned = main(["simulate", *map(str, args)])
-            code = returned if isinstance(returned, int) else 0
-        except SystemExit as stop:
-            code = stop.code if isinstance(stop.code, int) else 1
-        return Run(code, out.getvalue().decode(), err.getvalue().decode())
+    return run_main(["simulate", *args], env={"COLUMNS": "200"})
 
 
 def scenario(tmp_path: Path, name: str = "s.yaml", text: str = SCENARIO) -> Path:

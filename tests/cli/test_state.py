@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from cpumanager.cli.main import main
 from tests.checkpoint.vectors import ALL, Vector
+from tests.cli.runner import Run, run_main
 
 ONE_POD = (
     b'{"policyName":"static","defaultCpuSet":"0,3-7","entries":{"pod-uid-1":'
@@ -26,22 +24,8 @@ CMAP = (
 )
 
 
-@dataclass
-class Run:
-    exit_code: int
-    output: str
-    stderr: str
-
-
 def run(*args: str | Path) -> Run:
-    """Run through main(), which turns errors into one stderr line and an exit code."""
-    with CliRunner().isolation() as (out, err, _mixed):
-        try:
-            returned = main(["state", *map(str, args)])
-            code = returned if isinstance(returned, int) else 0
-        except SystemExit as stop:
-            code = stop.code if isinstance(stop.code, int) else 1
-        return Run(code, out.getvalue().decode(), err.getvalue().decode())
+    return run_main(["state", *args])
 
 
 def files(tmp_path: Path, **named: bytes) -> dict[str, Path]:

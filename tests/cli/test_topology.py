@@ -6,35 +6,19 @@ import json
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
-from cpumanager.cli.main import main
 from cpumanager.core.machine_format import topology_to_dict
 from cpumanager.core.presets import get_preset
 from tests.adapters.sysfs_tree import regular
-
-
-@dataclass
-class Run:
-    exit_code: int
-    output: str
-    stderr: str
+from tests.cli.runner import Run, run_main
 
 
 def run(*args: str | Path) -> Run:
-    """Run through main(), which turns errors into one stderr line and an exit code."""
-    with CliRunner().isolation() as (out, err, _mixed):
-        try:
-            returned = main([*map(str, args)])
-            code = returned if isinstance(returned, int) else 0
-        except SystemExit as stop:
-            code = stop.code if isinstance(stop.code, int) else 1
-        return Run(code, out.getvalue().decode(), err.getvalue().decode())
+    return run_main(args)
 
 
 def assert_one_line_error(result: Run, code: int, text: str) -> None:
