@@ -1,7 +1,8 @@
 """Shared edges of the adapters that read user-written text files (not an adapter itself).
 
 Each reader names its file kind and its remedies; the OS and YAML failures are turned into
-one-line messages here, so every file kind words them the same way.
+one-line messages here, so every file kind words them the same way. Manifest directories
+(pods and agent workloads) are listed by the same rule, and YAML is parsed by one loader.
 """
 
 from __future__ import annotations
@@ -12,7 +13,21 @@ import yaml
 
 from cpumanager.errors import InputError
 
-__all__ = ["read_utf8_text", "yaml_problem"]
+__all__ = ["YAML_LOADER", "manifest_files_in", "read_utf8_text", "yaml_problem"]
+
+# libyaml's loader when PyYAML was built with it (much faster), else the pure one.
+YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def manifest_files_in(directory: Path) -> list[Path]:
+    """The ``*.yaml``, ``*.yml`` and ``*.json`` files of ``directory``, in name order.
+
+    Not recursive. OSError is left to the caller, which knows what the directory is for.
+    """
+    return sorted(
+        p for p in directory.iterdir() if p.suffix.lower() in _MANIFEST_SUFFIXES and p.is_file()
+    )
 
 
 def read_utf8_text(

@@ -14,14 +14,17 @@ from pathlib import Path
 
 import yaml
 
-from cpumanager.adapters._text import read_utf8_text, yaml_problem
+from cpumanager.adapters._text import (
+    YAML_LOADER,
+    manifest_files_in,
+    read_utf8_text,
+    yaml_problem,
+)
 from cpumanager.core.manifest import pods_from_documents
 from cpumanager.core.workload import Pod
 from cpumanager.errors import InputError, WorkloadError
 
 __all__ = ["load_pods", "manifest_files", "pods_from_text", "read_manifest_documents"]
-
-_SUFFIXES = (".yaml", ".yml", ".json")
 
 
 def pods_from_text(text: str, *, source: str) -> list[Pod]:
@@ -37,7 +40,7 @@ def read_manifest_documents(path: Path) -> list[object]:
 def manifest_files(path: Path) -> list[Path]:
     """``path`` itself, or the manifest files of a directory in name order."""
     if path.is_dir():
-        found = sorted(p for p in path.iterdir() if p.suffix.lower() in _SUFFIXES and p.is_file())
+        found = manifest_files_in(path)
         if not found:
             msg = f"directory {str(path)!r} holds no *.yaml, *.yml or *.json manifest"
             raise InputError(msg)
@@ -75,7 +78,7 @@ def _read(path: Path) -> str:
 
 def _documents(text: str, source: str) -> list[object]:
     try:
-        return list(yaml.load_all(text, Loader=_Loader))
+        return list(yaml.load_all(text, Loader=YAML_LOADER))
     except yaml.YAMLError as err:
         msg = f"{source}: not valid YAML or JSON{yaml_problem(err)}; fix the manifest"
         raise WorkloadError(msg) from err
@@ -87,6 +90,3 @@ def _pods(docs: list[object], source: str) -> list[Pod]:
     except WorkloadError as err:
         msg = f"{source}: {err.message}"
         raise WorkloadError(msg) from err
-
-
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

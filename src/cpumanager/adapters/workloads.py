@@ -20,6 +20,7 @@ from pathlib import Path
 
 import yaml
 
+from cpumanager.adapters._text import YAML_LOADER, manifest_files_in
 from cpumanager.core.ids import ContainerID
 from cpumanager.core.manifest import pod_from_manifest
 from cpumanager.core.workload import Pod
@@ -29,8 +30,6 @@ __all__ = ["CGROUP_ANNOTATION", "PID_ANNOTATION", "Workload", "WorkloadScan", "r
 
 PID_ANNOTATION = "cpumanager.io/pid"
 CGROUP_ANNOTATION = "cpumanager.io/cgroup"
-_SUFFIXES = (".yaml", ".yml", ".json")
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +82,7 @@ def _workloads_of(path: Path) -> list[Workload]:
     source = str(path)
     try:
         text = path.read_text(encoding="utf-8")
-        docs = [doc for doc in yaml.load_all(text, Loader=_Loader) if doc is not None]
+        docs = [doc for doc in yaml.load_all(text, Loader=YAML_LOADER) if doc is not None]
     except (OSError, UnicodeDecodeError) as err:
         msg = f"cannot read workload file {source!r}: {err}; check it"
         raise WorkloadError(msg) from err
@@ -111,9 +110,7 @@ def _workloads_of(path: Path) -> list[Workload]:
 def read_workloads(directory: Path) -> WorkloadScan:
     """Every workload in ``directory``; broken files (and duplicate uids) become errors."""
     try:
-        paths = sorted(
-            p for p in directory.iterdir() if p.suffix.lower() in _SUFFIXES and p.is_file()
-        )
+        paths = manifest_files_in(directory)
     except OSError as err:
         msg = f"cannot list workloads directory {str(directory)!r}: {err.strerror or err}"
         raise InputError(msg) from err
