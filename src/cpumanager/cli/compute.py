@@ -149,7 +149,7 @@ def _cpu_flags(func: F) -> F:
 
 @dataclass(frozen=True)
 class _CPUFlags:
-    """The values of the flags :func:`_cpu_flags` adds, plus --batch."""
+    """The flags of :func:`_cpu_flags` and --batch; click passes them under these names."""
 
     batch: bool
     sysfs: Path | None
@@ -206,15 +206,9 @@ def _answer_cpu_request(
 @click.option("--no-smt-check", is_flag=True, help="Skip the full-pcpus-only admission check.")
 def take(
     *,
-    batch: bool,
-    sysfs: Path | None,
-    machine: str | None,
-    available: str | None,
-    count: int | None,
-    options: tuple[str, ...],
-    gates: tuple[str, ...],
     numa_affinity: str | None,
     no_smt_check: bool,
+    **shared: Any,
 ) -> None:
     """The CPUs the static policy picks: {"machine", "available", "count", ...} -> {"cpus"}."""
 
@@ -228,7 +222,7 @@ def take(
 
     _answer_cpu_request(
         "take",
-        _CPUFlags(batch, sysfs, machine, available, count, options, gates),
+        _CPUFlags(**shared),
         extra_flags={"--numa-affinity": numa_affinity, "--no-smt-check": no_smt_check},
         extras=extras,
     )
@@ -241,15 +235,9 @@ def take(
 @click.option("--assigned", metavar="LIST", help="CPUs the container already holds.")
 def hints(
     *,
-    batch: bool,
-    sysfs: Path | None,
-    machine: str | None,
-    available: str | None,
-    count: int | None,
-    options: tuple[str, ...],
-    gates: tuple[str, ...],
     reusable: str | None,
     assigned: str | None,
+    **shared: Any,
 ) -> None:
     """The CPU manager's NUMA hints: {"machine", "available", "count", ...} -> {"hints"}."""
 
@@ -263,7 +251,7 @@ def hints(
 
     _answer_cpu_request(
         "hints",
-        _CPUFlags(batch, sysfs, machine, available, count, options, gates),
+        _CPUFlags(**shared),
         extra_flags={"--reusable": reusable, "--assigned": assigned},
         extras=extras,
     )
