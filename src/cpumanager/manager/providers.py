@@ -30,7 +30,6 @@ from cpumanager.core.hints.memory_hints import (
     allocate_memory,
     memory_hint_sources,
     memory_hints,
-    pod_memory_hint_sources,
     pod_memory_hints,
     remove_container_memory,
 )
@@ -169,7 +168,7 @@ class MemoryProvider:
 
     def pod_topology_hints(self, pod: Pod) -> AnyProviderHints:
         if self.implicit:
-            return pod_memory_hint_sources(self.state, pod)
+            return memory_hint_sources(self.state, pod, None)
         return pod_memory_hints(self.state, pod)
 
     def allocate(self, pod: Pod, container: Container) -> object:

@@ -27,7 +27,6 @@ from cpumanager.core.hints.memory_hints import (
     memory_hint_source,
     memory_hint_sources,
     memory_hints,
-    pod_memory_hint_sources,
     pod_memory_hints,
     remove_container_memory,
 )
@@ -117,7 +116,7 @@ _SETTINGS = settings(
 def test_rule_expands_to_the_enumerated_hints(case: tuple[MemoryState, Pod, Container]) -> None:
     state, the_pod, app = case
     assert _expanded(memory_hint_sources(state, the_pod, app)) == memory_hints(state, the_pod, app)
-    assert _expanded(pod_memory_hint_sources(state, the_pod)) == pod_memory_hints(state, the_pod)
+    assert _expanded(memory_hint_sources(state, the_pod, None)) == pod_memory_hints(state, the_pod)
 
 
 @_SETTINGS

@@ -55,7 +55,6 @@ __all__ = [
     "memory_hint_source",
     "memory_hint_sources",
     "memory_hints",
-    "pod_memory_hint_sources",
     "pod_memory_hints",
     "pod_memory_requests",
     "remove_container_memory",
@@ -237,12 +236,10 @@ def pod_memory_requests(pod: Pod) -> dict[str, int] | None:
 
 def memory_hints(state: MemoryState, pod: Pod, container: Container) -> ProviderHints:
     """Container-scope memory hints (an empty answer means no preference)."""
-    if qos_class(pod) is not QoSClass.GUARANTEED:
+    found = _request_and_blocks(state, pod, container)
+    if found is None:
         return {}
-    requests = container_memory_requests(container)
-    if requests is None:
-        return {}
-    blocks = state.blocks.get(pod.key(container.name))
+    requests, blocks = found
     if blocks is not None:
         return _regenerate(blocks, requests)
     return _calculate(state, pod.uid, requests)
@@ -250,16 +247,33 @@ def memory_hints(state: MemoryState, pod: Pod, container: Container) -> Provider
 
 def pod_memory_hints(state: MemoryState, pod: Pod) -> ProviderHints:
     """Pod-scope memory hints from the pod's peak need."""
-    if qos_class(pod) is not QoSClass.GUARANTEED:
+    found = _request_and_blocks(state, pod, None)
+    if found is None:
         return {}
-    requests = pod_memory_requests(pod)
-    if requests is None:
-        return {}
-    for container in pod.all_containers():
-        blocks = state.blocks.get(pod.key(container.name))
-        if blocks is not None:
-            return _regenerate(blocks, requests)
+    requests, blocks = found
+    if blocks is not None:
+        return _regenerate(blocks, requests)
     return _calculate(state, pod.uid, requests)
+
+
+def _request_and_blocks(
+    state: MemoryState, pod: Pod, container: Container | None
+) -> tuple[dict[str, int], tuple[MemoryBlock, ...] | None] | None:
+    """The container's request (the pod's peak need when ``container`` is None) and the
+    blocks it already holds; None when the memory manager gives no hints at all."""
+    if qos_class(pod) is not QoSClass.GUARANTEED:
+        return None
+    if container is None:
+        requests, owners = pod_memory_requests(pod), tuple(pod.all_containers())
+    else:
+        requests, owners = container_memory_requests(container), (container,)
+    if requests is None:
+        return None
+    for owner in owners:
+        blocks = state.blocks.get(pod.key(owner.name))
+        if blocks is not None:
+            return requests, blocks
+    return requests, None
 
 
 def _regenerate(blocks: tuple[MemoryBlock, ...], requests: Mapping[str, int]) -> ProviderHints:
@@ -366,33 +380,16 @@ def memory_hint_source(
 
 
 def memory_hint_sources(
-    state: MemoryState, pod: Pod, container: Container
+    state: MemoryState, pod: Pod, container: Container | None
 ) -> dict[str, ResourceHints | MultiCapacityHintSource]:
-    """:func:`memory_hints` with the computed list given as a rule (same answer)."""
-    if qos_class(pod) is not QoSClass.GUARANTEED:
+    """:func:`memory_hints` (or, with ``container`` None, :func:`pod_memory_hints`) with
+    the computed list given as a rule: the same answer without enumerating masks."""
+    found = _request_and_blocks(state, pod, container)
+    if found is None:
         return {}
-    requests = container_memory_requests(container)
-    if requests is None:
-        return {}
-    blocks = state.blocks.get(pod.key(container.name))
+    requests, blocks = found
     if blocks is not None:
         return dict(_regenerate(blocks, requests))
-    return _as_sources(memory_hint_source(state, pod.uid, requests), requests)
-
-
-def pod_memory_hint_sources(
-    state: MemoryState, pod: Pod
-) -> dict[str, ResourceHints | MultiCapacityHintSource]:
-    """:func:`pod_memory_hints` with the computed list given as a rule (same answer)."""
-    if qos_class(pod) is not QoSClass.GUARANTEED:
-        return {}
-    requests = pod_memory_requests(pod)
-    if requests is None:
-        return {}
-    for container in pod.all_containers():
-        blocks = state.blocks.get(pod.key(container.name))
-        if blocks is not None:
-            return dict(_regenerate(blocks, requests))
     return _as_sources(memory_hint_source(state, pod.uid, requests), requests)
 
 
