@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from cpumanager.core.bitmask import NUMAMask
 from cpumanager.core.hints.device_hints import (
+    ENUMERATE_LIMIT,
     Device,
     DeviceState,
     container_device_requests,
@@ -32,6 +33,7 @@ from cpumanager.core.hints.hint import NO_PLACEMENT, NO_PREFERENCE, ResourceHint
 from cpumanager.core.hints.source import CapacityHintSource
 from cpumanager.core.ids import ContainerKey, ContainerName, PodUID
 from cpumanager.core.workload import Container, ContainerKind, Pod
+from cpumanager.errors import UnexpectedAdmissionError
 
 GPU = "example.com/gpu"
 POD_UID = PodUID("pod-a")
@@ -356,3 +358,13 @@ def test_64_nodes_pod_scope_is_a_rule() -> None:
     assert answer.need == 9  # the init container's peak beats 3 + 4
     assert answer.preferred_size == 5
     assert answer.min_size() == 5
+
+
+def test_devices_on_several_nodes_past_the_enumeration_limit_are_refused() -> None:
+    devices = [Device("nic", (0, 1)), Device("gpu", (2,))]
+    machine = DeviceState.create(range(ENUMERATE_LIMIT + 4), {GPU: devices})
+    the_pod = Pod(uid=PodUID("p"), name="p", containers=(ctr("app", 1),))
+    with pytest.raises(UnexpectedAdmissionError, match="attached to several NUMA nodes"):
+        device_hint_source(machine, the_pod, the_pod.containers[0], GPU)
+    small = DeviceState.create(range(4), {GPU: devices})
+    assert device_hint_source(small, the_pod, the_pod.containers[0], GPU)  # enumerated

@@ -252,6 +252,11 @@ def _explicit(
     return _generate(state, resource, available, reusable, requested)
 
 
+# Past this many NUMA nodes explicit device hints (needed only for devices attached to several
+# nodes, or below the rules' switch-over) would take minutes: refuse instead of hanging.
+ENUMERATE_LIMIT = 20
+
+
 def _min_affinity(state: DeviceState, resource: str, requested: int) -> int:
     """Fewest nodes that could hold ``requested`` devices counting every device (free or not).
 
@@ -292,6 +297,14 @@ def _generate(
     reusable: frozenset[str],
     requested: int,
 ) -> ResourceHints:
+    if len(state.numa_node_ids) > ENUMERATE_LIMIT:
+        msg = (
+            f"Allocate failed due to {resource}: devices attached to several NUMA nodes on a "
+            f"machine with {len(state.numa_node_ids)} NUMA nodes; their hints are enumerated "
+            f"mask by mask, which cpumanager does up to {ENUMERATE_LIMIT} NUMA nodes, which "
+            "is unexpected; report each device on one NUMA node"
+        )
+        raise UnexpectedAdmissionError(msg)
     table = state.devices[resource]
     min_affinity = _min_affinity(state, resource, requested)
     anchored = [table[d] for d in reusable if d in table and table[d].numa_nodes]
