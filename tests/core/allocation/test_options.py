@@ -97,7 +97,7 @@ def test_align_by_socket_hardware_checks() -> None:
     opts = StaticPolicyOptions(align_by_socket=True)
     multi_numa = kubelet_topology("topoDualSocketMultiNumaPerSocketHT")
     validate_align_by_socket(opts, multi_numa, "restricted")
-    with pytest.raises(ConfigError, match="Single numa policy is incompatible"):
+    with pytest.raises(ConfigError, match="single-numa-node policy is incompatible"):
         validate_align_by_socket(opts, multi_numa, "single-numa-node")
     with pytest.raises(ConfigError, match="number of sockets are more than number of NUMA"):
         validate_align_by_socket(

@@ -145,8 +145,8 @@ def validate_align_by_socket(
         return
     if topology_manager_policy == "single-numa-node":
         msg = (
-            "Topolgy manager Single numa policy is incompatible with CPUManager Align  by "
-            "socket policy option"
+            "Topolgy manager single-numa-node policy is incompatible with CPUManager "
+            "align-by-socket policy option"
         )
         raise ConfigError(msg)
     if topology.num_sockets > topology.num_numa_nodes:
