@@ -9,7 +9,9 @@ The kubelet's ``NewManager`` validates in this order, and so do we
 4. the NUMA limit: more nodes than ``max-allowable-numa-nodes`` (default 8) is refused;
 5. unknown policy, then unknown scope.
 
-Error messages start with the kubelet's own text and end with what to do.
+Error messages start with the kubelet's own text and end with what to do (the current
+kubelet's: its gate errors are lower case, "topology manager policy beta-level options not
+enabled, ...", since the release that made ``max-allowable-numa-nodes`` beta).
 
 Option maturity is an explicit input (no global feature gates). The default table is the
 current kubelet's: both options GA. Older kubelets had ``prefer-closest-numa-nodes`` beta
@@ -124,9 +126,8 @@ def _check_available(
         return
     gate, default = _GATES[level]
     if not gates.get(gate, default):
-        label = "Alpha" if level == "alpha" else "Beta"
         msg = (
-            f"Topology Manager Policy {label}-level Options not enabled, but option "
+            f"topology manager policy {level}-level options not enabled, but option "
             f"{_go_quote(name)} provided; enable the feature gate {gate} or drop the option"
         )
         raise ConfigError(msg)
