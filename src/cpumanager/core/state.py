@@ -98,14 +98,20 @@ class StateSnapshot:
         return StateSnapshot(self.policy_name, self.default_cpuset, plain)
 
     def without_assignment(self, pod_uid: PodUID, container_name: ContainerName) -> StateSnapshot:
-        """Drop one container's entry (and its pod when it was the last); default unchanged."""
+        """Drop one container's entry (and its pod when none is left); default unchanged.
+
+        As the kubelet's ``Delete``: a pod left with no containers goes, even when the named
+        container was not there (a restored ``"pod": {}`` entry is dropped this way).
+        """
         plain = self.plain_assignments()
         containers = plain.get(pod_uid)
-        if containers is None or container_name not in containers:
+        if containers is None:
             return self
-        del containers[container_name]
+        containers.pop(container_name, None)
         if not containers:
             del plain[pod_uid]
+        elif len(containers) == len(self.assignments[pod_uid]):
+            return self
         return StateSnapshot(self.policy_name, self.default_cpuset, plain)
 
     def cleared(self) -> StateSnapshot:
