@@ -269,6 +269,23 @@ class CPUTopology:
         """Every CPU sharing ``cpu``'s core id (its SMT siblings, itself included)."""
         return self._by_core.get(self.info(cpu).core, CPUSet())
 
+    def uncore_aligned(self, cpus: CPUSet) -> bool:
+        """The kubelet's ``CheckAlignment(cpus).UncoreCache``: all CPUs share one uncore cache.
+
+        Zero or one CPU is aligned; a CPU the machine does not have makes the set unaligned
+        (when there are two CPUs or more), as in the kubelet's metrics code.
+        """
+        members = list(cpus)
+        if len(members) <= 1:
+            return True
+        caches = set()
+        for cpu in members:
+            info = self.cpus.get(cpu)
+            if info is None:
+                return False
+            caches.add(info.l3)
+        return len(caches) == 1
+
     def are_numa_nodes_in_same_socket(self, ids: Iterable[int]) -> bool:
         wanted = tuple(ids)
         if any(node not in self._by_numa for node in wanted):
