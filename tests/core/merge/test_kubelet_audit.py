@@ -29,6 +29,7 @@ from cpumanager.core.merge.exact import (
     HintMerger,
     filter_providers_hints,
     merge_exact,
+    min_affinity_count,
 )
 from cpumanager.core.merge.fast import merge_fast
 from cpumanager.core.merge.options import (
@@ -109,6 +110,36 @@ def test_policy_names(policy: str) -> None:
     config = build_topology_manager_config(policy=policy, numa_nodes=[0, 1])
     assert config.policy == policy
     assert merge(policy, TWO, []).policy == policy
+
+
+# --- maxOfMinAffinityCounts: the kubelet's running minimum (from its source) ---------------
+
+# (row, the counts of one list's non-nil masks in list order, the list's minimum)
+MIN_COUNT_ROWS = [
+    ("maxOfMinAffinityCounts-no masks", [], 0),
+    ("maxOfMinAffinityCounts-plain minimum", [3, 1, 2], 1),
+    ("maxOfMinAffinityCounts-empty mask first is overwritten", [0, 3], 3),
+    ("maxOfMinAffinityCounts-empty mask last sticks", [3, 0], 0),
+    ("maxOfMinAffinityCounts-empty mask between", [2, 0, 3], 3),
+]
+
+
+@pytest.mark.parametrize(
+    ("counts", "expected"), [pytest.param(*row[1:], id=row[0]) for row in MIN_COUNT_ROWS]
+)
+def test_min_affinity_count(counts: list[int], expected: int) -> None:
+    assert min_affinity_count(counts) == expected
+
+
+def test_empty_mask_before_a_wider_one_raises_bnp() -> None:
+    """bnp is 3 here (not 1), so {1,3} (count 2) beats {0} (count 1) in the kubelet."""
+    four = NUMAInfo.of([0, 1, 2, 3])
+    empty = TopologyHint(NUMAMask(), False)
+    providers: list[AnyProviderHints] = [
+        {"r1": (h(0, preferred=False), h(1, 3, preferred=False))},
+        {"r2": (empty, h(0, 1, 3, preferred=False))},
+    ]
+    assert both("best-effort", four, providers) == (h(1, 3, preferred=False), True)
 
 
 # --- filterProvidersHints: one list per resource, absence mapped the kubelet's way ------------

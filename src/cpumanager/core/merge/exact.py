@@ -25,7 +25,7 @@ Implicit hint sources (:class:`~cpumanager.core.hints.source.HintSource`) are ex
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
 from typing import Literal, TypeAlias
@@ -46,6 +46,7 @@ __all__ = [
     "max_of_min_affinity_counts",
     "merge_exact",
     "merge_permutation",
+    "min_affinity_count",
     "to_hint",
 ]
 
@@ -116,13 +117,26 @@ def filter_single_numa_hints(lists: Sequence[Sequence[RawHint]]) -> list[list[Ra
     ]
 
 
+def min_affinity_count(counts: Iterable[int]) -> int:
+    """A list's smallest mask count, by the kubelet's running rule (``maxOfMinAffinityCounts``).
+
+    The running minimum starts at 0 and 0 means "unset", so an empty (non-nil) mask only
+    counts when no later mask follows it: [0, 2] gives 2, [2, 0] gives 0.
+    """
+    low = 0
+    for count in counts:
+        if low == 0 or count < low:
+            low = count
+    return low
+
+
 def max_of_min_affinity_counts(lists: Sequence[Sequence[RawHint]]) -> int:
     """bnp: the largest, over lists, of the node count of the list's narrowest non-nil mask."""
     best = 0
     for hints in lists:
-        counts = [bits.bit_count() for bits, _ in hints if bits is not None]
-        if counts:
-            best = max(best, min(counts))
+        best = max(
+            best, min_affinity_count(bits.bit_count() for bits, _ in hints if bits is not None)
+        )
     return best
 
 

@@ -48,6 +48,7 @@ from cpumanager.core.merge.exact import (
     AnyProviderHints,
     RawHint,
     filter_providers_hints,
+    min_affinity_count,
     to_hint,
 )
 from cpumanager.core.merge.options import NUMAInfo
@@ -81,6 +82,7 @@ class _Explicit:
     @classmethod
     def build(cls, hints: list[RawHint], default: int) -> _Explicit:
         counts = [bits.bit_count() for bits, _ in hints if bits is not None]
+        min_count = min_affinity_count(counts)
         options: set[int] = set()
         preferred: set[int] = set()
         nil_preferred = False
@@ -94,7 +96,7 @@ class _Explicit:
                 if bits & default:
                     options.add(bits & default)
         options.discard(0)
-        return cls(hints, min(counts, default=0), nil_preferred, preferred, sorted(options))
+        return cls(hints, min_count, nil_preferred, preferred, sorted(options))
 
 
 class _Solver:
