@@ -35,6 +35,7 @@ from cpumanager.errors import (
     StateValidationError,
     StoreError,
 )
+from tests.cli.runner import run_main
 
 # --- builders --------------------------------------------------------------------------
 
@@ -81,6 +82,21 @@ FILE_V1_VALID = (
 FILE_V1_BAD_ENTRY = (
     '{"policyName": "none", "defaultCpuSet": "23-24", '
     '"entries": {"container1": "p-6", "container2": "1-3"}}'
+)
+FILE_V2_ENTRIES = (
+    '{"policyName": "none", "entries": {"pod": {"container1": "4-6", "container2": "1-3"}}}'
+)
+FILE_V2_VALID = (
+    '{"policyName": "none", "defaultCpuSet": "23-24", '
+    '"entries": {"pod": {"container1": "4-6", "container2": "1-3"}}}'
+)
+FILE_V2_BAD_ENTRY = (
+    '{"policyName": "none", "defaultCpuSet": "23-24", '
+    '"entries": {"pod": {"container1": "p-6", "container2": "1-3"}}}'
+)
+FILE_V1_MIGRATION = (
+    '{"policyName": "none", "defaultCpuSet": "23-24", '
+    '"entries": {"containerID1": "4-6", "containerID2": "1-3"}}'
 )
 IDS_TO_POD = cmap(("container1", "pod", "container1"), ("container2", "pod", "container2"))
 
@@ -169,6 +185,43 @@ RESTORE = [
         'strconv.Atoi: parsing "p": invalid syntax',
         error_type=CheckpointFormatError,
         containers=IDS_TO_POD,
+    ),
+    # state_file_test.go, 1.18-era version (entries keyed by pod UID, then container name).
+    RestoreCase(
+        "TestFileStateTryRestore/Try restore assignments only (1.18, V2 entries)",
+        FILE_V2_ENTRIES,
+        "none",
+        expected=state("none", "", pod={"container1": "4-6", "container2": "1-3"}),
+    ),
+    RestoreCase(
+        "TestFileStateTryRestore/Try restore valid file (1.18, V2 entries)",
+        FILE_V2_VALID,
+        "none",
+        expected=state("none", "23-24", pod={"container1": "4-6", "container2": "1-3"}),
+    ),
+    RestoreCase(
+        "TestFileStateTryRestore/Try restore un-parsable assignments (1.18, V2 entries)",
+        FILE_V2_BAD_ENTRY,
+        "none",
+        error='could not parse cpuset "p-6" for container "container1" in pod "pod": '
+        'strconv.Atoi: parsing "p": invalid syntax',
+        error_type=CheckpointFormatError,
+    ),
+    RestoreCase(
+        "TestFileStateTryRestore/Try restore with migration (1.18)",
+        FILE_V1_MIGRATION,
+        "none",
+        expected=state("none", "23-24", pod={"container1": "4-6", "container2": "1-3"}),
+        containers=cmap(
+            ("containerID1", "pod", "container1"), ("containerID2", "pod", "container2")
+        ),
+    ),
+    RestoreCase(
+        "TestFileStateTryRestore/Try restore with migration (1.18, no running containers)",
+        FILE_V1_MIGRATION,
+        "none",
+        error="containerID 'containerID1' not found in initial containers list",
+        error_type=StateValidationError,
     ),
     # state_compatibility_test.go: the 1.18-era file store wrote V2 JSON with no checksum.
     RestoreCase(
@@ -605,3 +658,91 @@ def test_union_all_slices_and_text() -> None:
     assert all(cpu in built for cpu in ALL5)
     assert len(built) == 5
     assert 6 not in built  # immutable: nothing can be added after it is built
+
+
+# --- `cpumanager state verify | rewrite` on hand-made files: the kubelet's verdict -----------
+
+V2_8CPU = (
+    '{"policyName":"static","defaultCpuSet":"0,3-7","entries":{"p":{"app":"1-2"}},"checksum":0}'
+)
+V1_FILE = (
+    '{"policyName":"static","defaultCpuSet":"0,3-7","entries":{"cid-app":"1-2",'
+    '"cid-sidecar":"8"},"checksum":3102233326}'
+)
+V1_8CPU = (
+    '{"policyName":"static","defaultCpuSet":"0,3-7","entries":{"cid-app":"1",'
+    '"cid-sidecar":"2"},"checksum":0}'
+)
+BOTH_IDS = (
+    '{"cid-app":{"podUID":"p","containerName":"app"},'
+    '"cid-sidecar":{"podUID":"p","containerName":"sc"}}'
+)
+ONE_ID = '{"cid-app":{"podUID":"p","containerName":"app"}}'
+
+
+def static(default: str, entries: str = "") -> str:
+    """A checksum-less V2 file for policy static (checksum 0: trusted, as by the kubelet)."""
+    tail = f',"entries":{entries}' if entries else ""
+    return f'{{"policyName":"static","defaultCpuSet":"{default}"{tail}}}'
+
+
+STRICT = ["--reserved-cpus", "0", "--strict-reservation"]
+WITH_V3_KEY = V2_8CPU.replace('"checksum"', '"podEntries":{"q":{"cpuSet":"9"}},"checksum"')
+
+# (id, file, extra flags, exit code): machine single-socket-ht (CPUs 0-7), policy static.
+VERIFY = [
+    ("validateState/consistent", V2_8CPU, [], 0),
+    ("validateState/reserved in default", V2_8CPU, ["--reserved-cpus", "0"], 0),
+    ("validateState/reserved missing from default", V2_8CPU, ["--reserved-cpus", "1"], 1),
+    ("validateState/strict reserved in default", V2_8CPU, STRICT, 1),
+    ("validateState/empty assignment", static("0-7", '{"p":{"c":""}}'), [], 0),
+    ("validateState/pod without containers", static("0-7", '{"p":{}}'), [], 0),
+    ("validateState/overlap across pods", static("2-7", '{"p":{"c":"0-1"},"q":{"c":"1"}}'), [], 0),
+    ("validateState/empty default with assignments", static("", '{"p":{"c":"0-7"}}'), [], 1),
+    ("validateState/fresh state", static(""), [], 0),
+    ("validateState/CPU not on the machine", V2_8CPU.replace("1-2", "1-2,8"), [], 1),
+    ("restore/unknown V3 key ignored", WITH_V3_KEY, [], 0),
+    ("restore/V1 all containers running", V1_8CPU, ["--containers", BOTH_IDS], 0),
+    ("restore/V1 one container missing", V1_8CPU, ["--containers", ONE_ID], 1),
+]
+
+
+@pytest.mark.parametrize(
+    ("content", "flags", "code"), [r[1:] for r in VERIFY], ids=[r[0] for r in VERIFY]
+)
+def test_state_verify_on_hand_made_files(
+    tmp_path: Path, content: str, flags: list[str], code: int
+) -> None:
+    path = tmp_path / "cpu_manager_state"
+    path.write_text(content)
+    args: list[str | Path] = ["state", "verify", path, "--policy", "static"]
+    args += ["--machine", "single-socket-ht"]
+    for flag in flags:
+        if flag.startswith("{"):
+            (tmp_path / "map.json").write_text(flag)
+            args.append(tmp_path / "map.json")
+        else:
+            args.append(flag)
+    result = run_main(args)
+    assert result.exit_code == code, result.output + result.stderr
+
+
+def test_state_rewrite_makes_a_file_the_kubelet_restores(tmp_path: Path) -> None:
+    """A hand edit with a stale checksum: refused as is, restored once rewritten (V1 stays V1)."""
+    edited = tmp_path / "edited"
+    edited.write_text(V2_8CPU.replace('"checksum":0', '"checksum":1'))
+    with pytest.raises(CheckpointCorruptError):
+        restore(edited.read_text(), "static")
+    assert run_main(["state", "rewrite", edited, "-o", tmp_path / "fixed"]).exit_code == 0
+    assert restore((tmp_path / "fixed").read_text(), "static") == state(
+        "static", "0,3-7", p={"app": "1-2"}
+    )
+    v1 = tmp_path / "v1"
+    v1.write_text(V1_FILE.replace("3102233326", "3328837715"))  # hashed under the V1 type name
+    assert run_main(["state", "rewrite", v1, "-o", tmp_path / "v1fixed"]).exit_code == 0
+    assert (tmp_path / "v1fixed").read_text() == V1_FILE
+    newer = tmp_path / "newer"
+    newer.write_text(V2_8CPU.replace('"checksum"', '"podEntries":{},"checksum"'))
+    refused = run_main(["state", "rewrite", newer, "-o", tmp_path / "out"])
+    assert refused.exit_code == 1
+    assert not (tmp_path / "out").exists()
