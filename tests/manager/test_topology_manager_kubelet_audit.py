@@ -274,3 +274,28 @@ def test_scope_hands_provider_hints_over_unchanged(
     handed = result.decisions[0].provider_hints
     assert [name for name, _ in handed] == [p.provider_name for p in providers]
     assert [hints for _, hints in handed] == answers
+
+
+@dataclass
+class Failing(Mock):
+    """A provider whose allocation fails for one container."""
+
+    fail: str = ""
+
+    def allocate(self, pod: Pod, container: Container) -> object:
+        self.calls.append(f"allocate:{container.name}")
+        if container.name == self.fail:
+            raise ConfigError("injected allocation failure")
+        return None
+
+
+def test_pod_scope_stores_the_hint_container_by_container() -> None:
+    """podScope.Admit: setTopologyHints then allocate, per container; a failure stops both."""
+    provider = Failing({"resource": (h(1),)}, fail="a")
+    tm = manager("restricted", "pod", provider)
+    result = tm.admit(pod("p2", container("a", "1"), container("b", "1")))
+    assert not result.admitted
+    assert result.reason == "UnexpectedAdmissionError"
+    assert tm.get_affinity(PodUID("p2"), ContainerName("a")) == h(1)
+    assert tm.get_affinity(PodUID("p2"), ContainerName("b")) == ZERO
+    assert provider.calls == ["pod-hints", "allocate:a"]

@@ -7,8 +7,10 @@ the hint and lets every provider allocate (in registration order; the first erro
 the pod: SMTAlignmentError, TopologyAffinityError and UnexpectedAdmissionError keep their
 reason, anything else, "not enough CPUs" included, becomes UnexpectedAdmissionError
 "Allocate failed due to <error>, which is unexpected", as in the kubelet). Pod scope asks
-once for the whole pod and stores the same hint for every container. The ``none`` policy
-asks nobody and stores nothing, but the providers still allocate (unaligned).
+once for the whole pod and stores the same hint for each container just before that
+container allocates (so after a failed allocation later containers have no stored hint).
+The ``none`` policy asks nobody and stores nothing, but the providers still allocate
+(unaligned).
 
 A rejected pod keeps whatever its earlier containers were given, as in the kubelet: the pod
 is not active, so the next stale-state removal returns it.
@@ -191,6 +193,7 @@ class TopologyManager:
         decisions: list[ContainerDecision] = []
         allocated: dict[str, object] = {}
         policy = self._config.policy
+        pod_hint = TopologyHint(None, False)
         if policy != "none" and self._config.scope == "pod":
             asked = self._collect(lambda p: p.pod_topology_hints(pod))
             merged = self._merge(
@@ -203,9 +206,11 @@ class TopologyManager:
                 return AdmissionResult(
                     False, "TopologyAffinityError", _REJECT_MESSAGE, tuple(decisions)
                 )
-            for container in pod.all_containers():
-                self._store(pod.uid, container.name, merged.hint)
+            pod_hint = merged.hint
         for container in pod.all_containers():
+            if policy != "none" and self._config.scope == "pod":
+                # Stored container by container, just before it allocates (kubelet order).
+                self._store(pod.uid, container.name, pod_hint)
             if policy != "none" and self._config.scope == "container":
                 asked = self._collect(partial(_container_hints, pod=pod, container=container))
                 merged = self._merge(
