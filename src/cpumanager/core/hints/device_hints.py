@@ -18,11 +18,16 @@ Hints for ``n`` devices of a resource (``GetTopologyHints`` / ``GetPodTopologyHi
 
 Allocation (``devicesToAllocate``): reusable devices (left by the pod's init containers)
 first; then, with the container's merged hint, devices touching the hint's nodes
-("aligned"), then devices on other nodes, then devices without NUMA affinity. The kubelet
-picks within each group in Go set order (random) unless the plugin has a preferred
-allocation; here the tie-break is the device id in natural order (``dev2`` < ``dev10``).
+("aligned"), then devices on other nodes, then devices without NUMA affinity. A plugin with
+``GetPreferredAllocation`` (the optional ``preferred`` callable) is asked once: among the
+aligned devices when they alone cover the rest, else after all aligned ones are taken, among
+every available device; only its picks that are candidates count. The kubelet picks within
+each group by iterating Go sets, i.e. in random order (its per-node sort in
+``filterByAffinity`` is lost when the groups become sets); here the tie-break is the device id
+in natural order (``dev2`` < ``dev10``), one of the kubelet's possible answers.
 Init containers' devices become reusable by the pod's later containers; sidecars' and app
-containers' devices are not.
+containers' devices are not. A resource that is not registered but still held by some
+container is a device resource with no hints and fails allocation as unregistered.
 
 Errors are :class:`UnexpectedAdmissionError` with the admission message the kubelet
 prints: ``Allocate failed due to <device manager error>, which is unexpected``.
@@ -31,7 +36,7 @@ prints: ``Allocate failed due to <device manager error>, which is unexpected``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from types import MappingProxyType
@@ -54,6 +59,7 @@ __all__ = [
     "Device",
     "DeviceAllocation",
     "DeviceState",
+    "PreferredAllocation",
     "allocate_devices",
     "container_device_requests",
     "device_capacity",
@@ -67,6 +73,10 @@ __all__ = [
 
 _DIGITS = re.compile(r"(\d+)")
 _Allocations = Mapping[ContainerKey, Mapping[str, frozenset[str]]]
+
+PreferredAllocation = Callable[[str, frozenset[str], frozenset[str], int], Iterable[str]]
+"""A device plugin's ``GetPreferredAllocation``: ``(resource, available, must_include, size)``
+to the device ids it would pick. Ids that are not candidates are ignored, as in the kubelet."""
 
 
 def _natural(device_id: str) -> tuple[tuple[int, int | str], ...]:
@@ -124,7 +134,10 @@ class DeviceState:
     # --- queries --------------------------------------------------------------------------
 
     def is_device_resource(self, resource: str) -> bool:
-        return resource in self.devices
+        """Registered, or still held by a container (the kubelet's ``isDevicePluginResource``)."""
+        return resource in self.devices or any(
+            resource in per_resource for per_resource in self.allocations.values()
+        )
 
     def has_topology(self, resource: str) -> bool:
         """The kubelet's ``deviceHasTopologyAlignment``: some device reports a NUMA node."""
@@ -444,15 +457,24 @@ def device_capacity(state: DeviceState, resource: str, requested: int) -> Capaci
 
 
 def allocate_devices(
-    state: DeviceState, pod: Pod, container: Container, hint: TopologyHint | None
+    state: DeviceState,
+    pod: Pod,
+    container: Container,
+    hint: TopologyHint | None,
+    *,
+    preferred: PreferredAllocation | None = None,
 ) -> DeviceAllocation:
-    """Give ``container`` its devices near ``hint`` (the merged hint; None = no affinity)."""
+    """Give ``container`` its devices near ``hint`` (the merged hint; None = no affinity).
+
+    ``preferred`` stands for a plugin that offers ``GetPreferredAllocation``; without it the
+    kubelet (and this function) picks inside each group on its own.
+    """
     key = pod.key(container.name)
     if state.reusable_pod != pod.uid:
         state = replace(state, reusable_pod=pod.uid, reusable=MappingProxyType({}))
     given: dict[str, tuple[str, ...]] = {}
     for resource, needed in container_device_requests(state, container).items():
-        chosen = _devices_to_allocate(state, key, resource, needed, hint)
+        chosen = _devices_to_allocate(state, key, resource, needed, hint, preferred=preferred)
         if not chosen:
             continue
         given[resource] = chosen
@@ -486,6 +508,8 @@ def _devices_to_allocate(
     resource: str,
     required: int,
     hint: TopologyHint | None,
+    *,
+    preferred: PreferredAllocation | None = None,
 ) -> tuple[str, ...]:
     needed = required
     existing = state.container_devices(key, resource)
@@ -497,6 +521,9 @@ def _devices_to_allocate(
                 f'resource "{resource}" from {len(existing)} to {required}'
             )
             raise _unexpected(msg)
+    if resource not in state.devices:
+        msg = f"cannot allocate unregistered device {resource}"
+        raise _unexpected(msg)
     healthy = state.healthy(resource)
     if not healthy:
         msg = f"no healthy devices present; cannot allocate unhealthy devices {resource}"
@@ -530,10 +557,21 @@ def _devices_to_allocate(
         )
         raise _unexpected(msg)
     aligned, unaligned, unattached = _filter_by_affinity(state, resource, available, hint)
+
+    def plugin_choice(candidates: Iterable[str]) -> set[str]:
+        """The plugin's picks among ``candidates`` (held ones included), as the kubelet asks."""
+        if preferred is None:
+            return set()
+        offered = frozenset(candidates) | frozenset(chosen)
+        return set(preferred(resource, offered, frozenset(chosen), required))
+
     if needed < len(aligned):
-        take(aligned)
+        if not take(plugin_choice(aligned) & set(aligned)):
+            take(aligned)
         return tuple(chosen)
-    for group in (aligned, unaligned, unattached):
+    if take(aligned):
+        return tuple(chosen)
+    for group in (plugin_choice(available) & available, unaligned, unattached):
         if take(group):
             return tuple(chosen)
     msg = (  # pragma: no cover - available >= needed makes this unreachable
