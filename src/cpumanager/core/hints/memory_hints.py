@@ -307,9 +307,10 @@ def _own_hints(
 
 def _allowed(state: MemoryState, nodes: tuple[int, ...]) -> bool:
     """Group rules: a node of a multi-node group only in exactly that group, a node serving
-    single-node allocations only alone."""
+    single-node allocations only alone. Like the kubelet, a single node is refused only when
+    its group lists several nodes (an empty group, as in hand-made states, does not count)."""
     if len(nodes) == 1:
-        return len(state.nodes[nodes[0]].cells) == 1
+        return len(state.nodes[nodes[0]].cells) <= 1
     return not any(
         state.nodes[n].assignments > 0
         and (len(state.nodes[n].cells) == 1 or sorted(state.nodes[n].cells) != list(nodes))
@@ -346,7 +347,7 @@ def memory_hint_source(
     allocatable = {n: tuple(_allocatable(state, n, r) for r in resources) for n in order}
     min_affinity = fewest_nodes(bits_of(order), allocatable, needs) or len(order)
     idle = tuple(
-        n for n in order if state.nodes[n].assignments == 0 and len(state.nodes[n].cells) == 1
+        n for n in order if state.nodes[n].assignments == 0 and len(state.nodes[n].cells) <= 1
     )
     free = {n: tuple(state.free(n, r) for r in resources) for n in idle}
     family = MultiCapacityHintSource(
