@@ -50,7 +50,7 @@ def test_parse(raw: str | int | float, expected: Fraction) -> None:
     assert parse_quantity(raw) == expected
 
 
-BAD = ["abc", "", "1x", "1 Gi", "--1", "1.2.3", "m", "1mi", "Gi", "1e", "0x10"]
+BAD = ["abc", "", "1x", "1 Gi", "--1", "1.2.3", "Pi", "1mi", "Ei", "1e", "0x10"]
 
 
 @pytest.mark.parametrize("raw", BAD)
@@ -66,7 +66,7 @@ def test_bools_and_non_finite_are_rejected(raw: object) -> None:
 
 
 ROUNDING = [
-    # (quantity, Value(), MilliValue()) -- both round up, as the kubelet's Quantity does
+    # (quantity, Value(), MilliValue()) -- both round away from zero, as the kubelet's Quantity does
     ("2", 2, 2000),
     ("1500m", 2, 1500),
     ("1001m", 2, 1001),
@@ -75,7 +75,7 @@ ROUNDING = [
     ("100n", 1, 1),
     ("0", 0, 0),
     ("1Gi", 2**30, 2**30 * 1000),
-    ("-1500m", -1, -1500),
+    ("-1500m", -2, -1500),  # away from zero, as int64Amount does
 ]
 
 
