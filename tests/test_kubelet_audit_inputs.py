@@ -533,3 +533,27 @@ def test_num_reserved_cpus(fields: dict[str, Any], expected: int) -> None:
         KubeletConfig.from_mapping({"cpuManagerPolicy": "static", **fields}).num_reserved_cpus
         == expected
     )
+
+
+# --- manifests: API defaulting (SetDefaults_Pod) and JSON decoding ------------------------
+
+
+def test_null_quantity_is_zero_and_defaults_the_request() -> None:
+    """A JSON null quantity decodes to zero; the request then defaults to that zero limit."""
+    from cpumanager.core.manifest import pod_from_manifest
+
+    doc = {
+        "kind": "Pod",
+        "metadata": {"name": "p", "uid": "u"},
+        "spec": {
+            "containers": [
+                {"name": "a", "resources": {"limits": {"cpu": None, "memory": "1Gi"}}},
+            ]
+        },
+    }
+    the_pod = pod_from_manifest(doc)
+    app = the_pod.containers[0]
+    assert app.limits["cpu"] == 0
+    assert app.requests["cpu"] == 0
+    assert app.requests["memory"] == 2**30
+    assert qos_class(the_pod) is QoSClass.BURSTABLE  # zero cpu limit counts as unset

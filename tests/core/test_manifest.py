@@ -299,7 +299,7 @@ MALFORMED = [
         "spec.containers[0].resources.requests.cpu: '1x' is not a quantity",
     ),
     (
-        _set("spec.containers.0.resources.limits.memory", None),
+        _set("spec.containers.0.resources.limits.memory", {"Gi": 1}),
         "spec.containers[0].resources.limits.memory: expected a quantity",
     ),
     (

@@ -195,7 +195,10 @@ def _resource_list(raw: object, path: str) -> dict[str, Fraction]:
         if not _RESOURCE_NAME.match(resource):
             _fail(path, f"{resource!r} is not a valid resource name")
         field = f"{path}.{resource}"
-        if value is None or not isinstance(value, str | int | float):
+        if value is None:  # JSON null decodes to a zero Quantity, as the API server stores it
+            out[resource] = Fraction(0)
+            continue
+        if not isinstance(value, str | int | float):
             _fail(field, f"expected a quantity such as '2' or '500m', got {_kind_of(value)}")
         amount = parse_quantity(value, field=field)
         if amount < 0:
