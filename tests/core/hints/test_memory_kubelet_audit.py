@@ -33,6 +33,7 @@ from cpumanager.core.hints.memory_hints import (
     memory_hint_sources,
     memory_hints,
     pod_memory_requests,
+    release_started_init_containers,
     remove_container_memory,
 )
 from cpumanager.core.hints.source import MultiCapacityHintSource
@@ -334,7 +335,8 @@ def test_init_containers_removed_once_the_app_container_starts(form: str) -> Non
     the_pod = pod("pod1", app, init=(init,))
     for container in the_pod.all_containers():
         state = allocate_memory(state, the_pod, container, NONE).state
-    state = remove_container_memory(state, the_pod.key("initContainer1"))
+    for container in the_pod.all_containers():
+        state = release_started_init_containers(state, the_pod, container)
     assert _blocks(state) == _gi_blocks(container1=4)
     expected = {
         0: nd((9728, 5632, 4096, 512, 10240), (5120, 1024, 4096, 0, 5120), cells=(0,), n=2),
@@ -570,3 +572,23 @@ def test_reserved_memory(
     got = reserved_memory_per_node(_config(allocatable, reserved), (0, 1))
     # the kubelet lists every node, an unreserved one with an empty map
     assert {n: v for n, v in got.items() if v} == expected
+
+
+def test_started_containers_release_only_earlier_regular_init_containers() -> None:
+    """The AddContainer clean-up keeps sidecars and the starting container itself."""
+    state = _one_node(*_7G)
+    the_pod = _init_pod(
+        [1], [("initContainer1", 1, INIT), ("restartableInitContainer2", 2, SIDECAR),
+              ("initContainer3", 3, INIT)],
+    )  # fmt: skip
+    for container in the_pod.all_containers():
+        state = allocate_memory(state, the_pod, container, NONE).state
+    third = the_pod.container("initContainer3")
+    after_third = release_started_init_containers(state, the_pod, third)
+    assert set(_blocks(after_third)) == {
+        ("pod1", "restartableInitContainer2"), ("pod1", "initContainer3"), ("pod1", "container1")
+    }  # fmt: skip
+    done = release_started_init_containers(after_third, the_pod, the_pod.containers[0])
+    assert _blocks(done) == _gi_blocks(restartableInitContainer2=2, container1=1)
+    assert done.nodes[0].tables["memory"].reserved == 3 * GB
+    assert done.nodes[0].assignments == 4

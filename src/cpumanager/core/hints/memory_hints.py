@@ -57,6 +57,7 @@ __all__ = [
     "memory_hints",
     "pod_memory_hints",
     "pod_memory_requests",
+    "release_started_init_containers",
     "remove_container_memory",
 ]
 
@@ -617,3 +618,17 @@ def remove_container_memory(state: MemoryState, key: ContainerKey) -> MemoryStat
                 left -= back
             nodes[node] = NodeMemory(MappingProxyType(tables), count, cells)
     return replace(state, nodes=MappingProxyType(nodes), blocks=MappingProxyType(table))
+
+
+def release_started_init_containers(
+    state: MemoryState, pod: Pod, container: Container
+) -> MemoryState:
+    """The kubelet memory manager's ``AddContainer`` clean-up: once ``container`` starts, the
+    regular init containers before it have finished, so their (shrunk) blocks are released.
+    Sidecars keep theirs; an init container is released only when a later one starts."""
+    for init in pod.init_containers:
+        if init.name == container.name:
+            break
+        if init.kind is not ContainerKind.SIDECAR:
+            state = remove_container_memory(state, pod.key(init.name))
+    return state
