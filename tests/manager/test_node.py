@@ -20,7 +20,7 @@ from cpumanager.core.ids import ContainerID, ContainerName, PodUID
 from cpumanager.core.kubelet_config import KubeletConfig
 from cpumanager.core.presets import synthetic
 from cpumanager.core.topology import CPUTopology
-from cpumanager.core.workload import Pod
+from cpumanager.core.workload import ContainerKind, Pod
 from cpumanager.errors import ConfigError, StateValidationError
 from cpumanager.manager.node import Node, NodeResources
 from tests.builders import container, cpus, guaranteed, pod
@@ -293,3 +293,27 @@ def test_invalid_configurations_are_refused(fields: dict[str, Any], text: str) -
     config = KubeletConfig.from_mapping({**base, **fields})
     with pytest.raises(ConfigError, match=text):
         Node(topology=MACHINE, kubelet=config, store=InMemoryStore())
+
+
+def test_finished_init_containers_give_their_memory_back_when_the_next_one_starts() -> None:
+    c = Cluster("single-numa-node", **MEMORY)
+    assert c.node.memory_provider is not None
+    init = container("init", "1", memory="6Gi", kind=ContainerKind.INIT)
+    sidecar = container("side", "1", memory="1Gi", kind=ContainerKind.SIDECAR)
+    app = container("app", "1", memory="2Gi")
+    p = pod("p", app, init=(init, sidecar))
+    assert c.admit(p).admitted
+    keys = {name: p.key(ContainerName(name)) for name in ("init", "side", "app")}
+    assert set(c.node.memory_provider.state.blocks) == set(keys.values())
+    for started in (init, sidecar, app):
+        c.node.container_started(p, started, ContainerID(f"id-{started.name}"))
+    blocks = c.node.memory_provider.state.blocks
+    assert keys["init"] not in blocks  # finished before the sidecar started
+    assert keys["side"] in blocks  # restartable init containers keep running
+    assert keys["app"] in blocks
+    node = c.node.memory_provider.held_nodes(p, app)[0]
+    table = c.node.memory_provider.state.nodes[node].tables["memory"]
+    assert table.reserved == 3 * 2**30  # sidecar 1Gi + app 2Gi; the init's 6Gi is free again
+    assert c.node.cpu_manager.container_map.container_id(PodUID("p"), ContainerName("app")) == (
+        ContainerID("id-app")
+    )

@@ -285,7 +285,7 @@ class AgentLoop:
                     self._log.warning("could not pin %s: %s", pod.display_name, err.message)
                 else:
                     report.applied[workload.container_id] = str(exclusive)
-                    self.node.cpu_manager.add_container(pod, container, workload.container_id)
+                    self.node.container_started(pod, container, workload.container_id)
             report.admitted.append(
                 {
                     "pod": pod.display_name,

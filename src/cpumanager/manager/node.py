@@ -22,7 +22,7 @@ from cpumanager.core.policy.base import Policy
 from cpumanager.core.policy.none import NonePolicy
 from cpumanager.core.policy.static import StaticPolicy
 from cpumanager.core.topology import CPUTopology
-from cpumanager.core.workload import Pod
+from cpumanager.core.workload import Container, Pod
 from cpumanager.errors import ConfigError
 from cpumanager.manager.cpu_manager import CPUManager
 from cpumanager.manager.providers import (
@@ -167,6 +167,13 @@ class Node:
             recover=recover,
         )
         self.retain_active()
+
+    def container_started(self, pod: Pod, container: Container, container_id: ContainerID) -> None:
+        """The kubelet's PreStartContainer: record the container id; finished init containers
+        give their memory back."""
+        self.cpu_manager.add_container(pod, container, container_id)
+        if self.memory_provider is not None:
+            self.memory_provider.container_started(pod, container)
 
     def retain_active(self) -> None:
         """Free device and memory holdings of pods that are no longer active."""

@@ -31,6 +31,7 @@ from cpumanager.core.hints.memory_hints import (
     memory_hint_sources,
     memory_hints,
     pod_memory_hints,
+    release_started_init_containers,
     remove_container_memory,
 )
 from cpumanager.core.hints.source import HintSource
@@ -181,6 +182,11 @@ class MemoryProvider:
     def held_nodes(self, pod: Pod, container: Container) -> tuple[int, ...]:
         blocks = self.state.blocks.get(pod.key(container.name), ())
         return tuple(sorted({node for block in blocks for node in block.numa_affinity}))
+
+    def container_started(self, pod: Pod, container: Container) -> None:
+        """The regular init containers before ``container`` have finished: free their memory
+        (the kubelet memory manager's ``AddContainer``)."""
+        self.state = release_started_init_containers(self.state, pod, container)
 
     def retain(self, active: Iterable[PodUID]) -> None:
         """Release memory of containers whose pods are no longer active."""

@@ -407,9 +407,7 @@ class _Simulation:
         if result.admitted:
             self.active.append(pod.uid)
             for container in pod.all_containers():
-                node.cpu_manager.add_container(
-                    pod, container, self.container_id(pod, container.name)
-                )
+                node.container_started(pod, container, self.container_id(pod, container.name))
             report.containers = self.describe_containers(pod)
         else:
             report.error = {"type": result.reason, "message": result.message}
