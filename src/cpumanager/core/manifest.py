@@ -10,6 +10,15 @@ resource gets ``request = limit``. Init containers with ``restartPolicy: Always`
 sidecars (restartable init containers). Extended resources (``nvidia.com/gpu``,
 ``hugepages-2Mi``, ...) are kept with their quantities.
 
+Pod-level resources (``spec.resources``) are read with the same quantity rules. Only the
+resources the 1.34 API accepts there (cpu, memory, ``hugepages-<size>``) are allowed, and the
+1.34 API server's defaulting (PodLevelResources on, as by default) is applied after the
+containers': a pod-level hugepages limit defaults to the containers' aggregated limit
+(unless a pod-level request for it is given); then, when pod-level limits are given, a
+missing cpu/memory request defaults to the containers' aggregated request, and any other
+missing request to its pod-level limit. A request above its limit is refused, as the API
+server's validation does (after defaulting).
+
 Pod identity: ``metadata.uid`` when present; otherwise a stable UUID derived from
 ``<namespace>/<name>`` (UUIDv5 in a fixed cpumanager namespace), so the same manifest gets
 the same uid on every run and two pods with the same name in different namespaces differ.
@@ -25,12 +34,20 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from fractions import Fraction
 from typing import NoReturn
 
 from cpumanager.core.ids import ContainerName, PodUID
 from cpumanager.core.quantity import parse_quantity
-from cpumanager.core.workload import Container, ContainerKind, Pod
+from cpumanager.core.workload import (
+    Container,
+    ContainerKind,
+    Pod,
+    aggregate_container_limits,
+    aggregate_container_requests,
+    is_supported_pod_level_resource,
+)
 from cpumanager.errors import WorkloadError
 
 __all__ = ["derived_pod_uid", "pod_from_manifest", "pods_from_documents"]
@@ -129,13 +146,51 @@ def _pod(body: Mapping[str, object], prefix: str) -> Pod:
                 "container names must be unique within a pod",
             )
         seen[container.name] = path
-    return Pod(
+    pod = Pod(
         uid=PodUID(uid) if uid else derived_pod_uid(namespace, name),
         name=name,
         namespace=namespace,
         init_containers=tuple(c for _, c in inits),
         containers=tuple(c for _, c in apps),
     )
+    raw_resources = spec.get("resources")
+    if raw_resources is None:
+        return pod
+    return _with_pod_resources(pod, raw_resources, f"{prefix}spec.resources")
+
+
+def _with_pod_resources(pod: Pod, raw: object, path: str) -> Pod:
+    """``spec.resources``: parsed, checked for supported names, defaulted, validated."""
+    body = _mapping(raw, path)
+    limits = _resource_list(body.get("limits"), f"{path}.limits")
+    requests = _resource_list(body.get("requests"), f"{path}.requests")
+    for kind, amounts in (("limits", limits), ("requests", requests)):
+        for resource in amounts:
+            if not is_supported_pod_level_resource(resource):
+                _fail(
+                    f"{path}.{kind}.{resource}",
+                    f"{resource!r} is not supported at pod level; use cpu, memory or "
+                    "hugepages-<size> there, or set it per container",
+                )
+    if limits or requests:  # defaultHugePagePodLimits
+        for resource, amount in aggregate_container_limits(pod).items():
+            if resource.startswith("hugepages-") and resource not in requests:
+                limits.setdefault(resource, amount)
+    if limits:  # defaultPodRequests
+        for resource, amount in aggregate_container_requests(pod).items():
+            if resource in ("cpu", "memory"):
+                requests.setdefault(resource, amount)
+        for resource, limit in limits.items():
+            requests.setdefault(resource, limit)
+    for resource, limit in limits.items():
+        request = requests.get(resource, limit)
+        if request > limit:
+            _fail(
+                f"{path}.requests.{resource}",
+                f"{_show(request)} must be less than or equal to the pod-level {resource} "
+                f"limit {_show(limit)}",
+            )
+    return replace(pod, requests=requests, limits=limits, resources_given=True)
 
 
 def _containers(

@@ -5,11 +5,17 @@ Resources are exact quantities (``Fraction``) keyed by resource name (``cpu``, `
 (sums over init and app containers of non-zero cpu/memory requests and limits), and
 ``guaranteed_cpus`` is the kubelet's exclusive-CPU rule: a Guaranteed pod and an integral
 CPU request.
+
+Pod-level resources (``spec.resources``, KEP-2837; the PodLevelResources gate, beta and on
+by default in 1.34) are kept on the pod. With the gate on and ``spec.resources`` given, the
+QoS class comes from the pod-level values alone (kubelet 1.34 ``ComputePodQOS``), and
+:func:`pod_level_resources_set` is the kubelet's ``IsPodLevelResourcesSet``: a request or
+limit for a supported pod-level resource (cpu, memory, ``hugepages-*``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from fractions import Fraction
@@ -23,12 +29,19 @@ __all__ = [
     "ContainerKind",
     "Pod",
     "QoSClass",
+    "aggregate_container_limits",
+    "aggregate_container_requests",
     "guaranteed_cpus",
+    "is_supported_pod_level_resource",
     "pod_guaranteed_cpus",
+    "pod_level_resources_set",
     "qos_class",
 ]
 
 _QOS_RESOURCES = ("cpu", "memory")
+# Pod-level resources the 1.34 API accepts (component-helpers IsSupportedPodLevelResource).
+_POD_LEVEL_RESOURCES = ("cpu", "memory")
+_HUGEPAGES_PREFIX = "hugepages-"
 
 
 class ContainerKind(Enum):
@@ -70,13 +83,28 @@ class Container:
 
 @dataclass(frozen=True, slots=True)
 class Pod:
-    """A pod: identity plus init containers (in order) and app containers (in order)."""
+    """A pod: identity, init containers and app containers (in order), and the pod-level
+    ``spec.resources`` requests and limits.
+
+    ``resources_given`` records that ``spec.resources`` is present at all: the kubelet's
+    QoS reads pod-level values whenever the field is non-nil, even when it is empty. It is
+    forced on when any pod-level request or limit is given.
+    """
 
     uid: PodUID
     name: str = ""
     namespace: str = "default"
     init_containers: tuple[Container, ...] = ()
     containers: tuple[Container, ...] = ()
+    requests: Mapping[str, Fraction] = field(default_factory=lambda: MappingProxyType({}))
+    limits: Mapping[str, Fraction] = field(default_factory=lambda: MappingProxyType({}))
+    resources_given: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "requests", _frozen(self.requests))
+        object.__setattr__(self, "limits", _frozen(self.limits))
+        if self.requests or self.limits:
+            object.__setattr__(self, "resources_given", True)
 
     def all_containers(self) -> Iterator[Container]:
         """Init containers first, then app containers, in spec order (admission order)."""
@@ -98,24 +126,45 @@ class Pod:
         return f"{self.namespace}/{self.name}" if self.name else str(self.uid)
 
 
-def qos_class(pod: Pod) -> QoSClass:
-    """The kubelet's QoS class of a pod."""
+def is_supported_pod_level_resource(resource: str) -> bool:
+    """The kubelet's IsSupportedPodLevelResource (1.34): cpu, memory and hugepages."""
+    return resource in _POD_LEVEL_RESOURCES or resource.startswith(_HUGEPAGES_PREFIX)
+
+
+def pod_level_resources_set(pod: Pod) -> bool:
+    """The kubelet's IsPodLevelResourcesSet: a supported pod-level request or limit."""
+    return any(is_supported_pod_level_resource(name) for name in (*pod.requests, *pod.limits))
+
+
+def _qos_sums(amounts: Mapping[str, Fraction], into: dict[str, Fraction]) -> set[str]:
+    """Add the positive cpu/memory amounts to ``into``; the names found come back."""
+    found = set()
+    for name in _QOS_RESOURCES:
+        amount = amounts.get(name, Fraction(0))
+        if amount > 0:
+            found.add(name)
+            into[name] = into.get(name, Fraction(0)) + amount
+    return found
+
+
+def qos_class(pod: Pod, *, pod_level_resources: bool = True) -> QoSClass:
+    """The kubelet's QoS class of a pod (``ComputePodQOS``).
+
+    With the PodLevelResources gate on (``pod_level_resources``) and ``spec.resources``
+    given, only the pod-level values count; otherwise the sums over every container.
+    """
     requests: dict[str, Fraction] = {}
     limits: dict[str, Fraction] = {}
     guaranteed = True
-    for container in pod.all_containers():
-        for name in _QOS_RESOURCES:
-            amount = container.requests.get(name, Fraction(0))
-            if amount > 0:
-                requests[name] = requests.get(name, Fraction(0)) + amount
-        found = set()
-        for name in _QOS_RESOURCES:
-            amount = container.limits.get(name, Fraction(0))
-            if amount > 0:
-                found.add(name)
-                limits[name] = limits.get(name, Fraction(0)) + amount
-        if len(found) != len(_QOS_RESOURCES):
+    if pod_level_resources and pod.resources_given:
+        _qos_sums(pod.requests, requests)
+        if pod.limits and len(_qos_sums(pod.limits, limits)) != len(_QOS_RESOURCES):
             guaranteed = False
+    else:
+        for container in pod.all_containers():
+            _qos_sums(container.requests, requests)
+            if len(_qos_sums(container.limits, limits)) != len(_QOS_RESOURCES):
+                guaranteed = False
     if not requests and not limits:
         return QoSClass.BEST_EFFORT
     if guaranteed:
@@ -128,6 +177,48 @@ def qos_class(pod: Pod) -> QoSClass:
     return QoSClass.BURSTABLE
 
 
+def _aggregate(
+    pod: Pod, pick: Callable[[Container], Mapping[str, Fraction]]
+) -> dict[str, Fraction]:
+    """The effective pod total of one resource list (component-helpers aggregation):
+    app containers and sidecars summed, then per resource the larger of that and the peak
+    of any regular init container running beside the sidecars started before it."""
+    total: dict[str, Fraction] = {}
+    sidecars: dict[str, Fraction] = {}
+    init_peak: dict[str, Fraction] = {}
+    for container in pod.containers:
+        for name, amount in pick(container).items():
+            total[name] = total.get(name, Fraction(0)) + amount
+    for container in pod.init_containers:
+        own = pick(container)
+        if container.kind is ContainerKind.SIDECAR:
+            for name, amount in own.items():
+                total[name] = total.get(name, Fraction(0)) + amount
+                sidecars[name] = sidecars.get(name, Fraction(0)) + amount
+            running = dict(sidecars)
+        else:
+            running = dict(own)
+            for name, amount in sidecars.items():
+                running[name] = running.get(name, Fraction(0)) + amount
+        for name, amount in running.items():
+            if name not in init_peak or amount > init_peak[name]:
+                init_peak[name] = amount
+    for name, amount in init_peak.items():
+        if name not in total or amount > total[name]:
+            total[name] = amount
+    return total
+
+
+def aggregate_container_requests(pod: Pod) -> dict[str, Fraction]:
+    """The kubelet's AggregateContainerRequests (no status, no overhead)."""
+    return _aggregate(pod, lambda container: container.requests)
+
+
+def aggregate_container_limits(pod: Pod) -> dict[str, Fraction]:
+    """The kubelet's AggregateContainerLimits (no status, no overhead)."""
+    return _aggregate(pod, lambda container: container.limits)
+
+
 def _integral_cpus(container: Container) -> int:
     cpu = container.request("cpu")
     whole = value(cpu)
@@ -136,16 +227,20 @@ def _integral_cpus(container: Container) -> int:
     return whole
 
 
-def guaranteed_cpus(pod: Pod, container: Container) -> int:
-    """Exclusive CPUs the static policy gives this container (0 = shared pool)."""
-    if qos_class(pod) is not QoSClass.GUARANTEED:
+def guaranteed_cpus(pod: Pod, container: Container, *, pod_level_resources: bool = True) -> int:
+    """The kubelet's guaranteedCPUs: an integral CPU request of a Guaranteed pod (else 0).
+
+    The static policy still skips pods with pod-level resources (gate on); see
+    ``StaticPolicy``.
+    """
+    if qos_class(pod, pod_level_resources=pod_level_resources) is not QoSClass.GUARANTEED:
         return 0
     return _integral_cpus(container)
 
 
-def pod_guaranteed_cpus(pod: Pod) -> int:
+def pod_guaranteed_cpus(pod: Pod, *, pod_level_resources: bool = True) -> int:
     """CPUs the pod needs at its peak (pod-scope hints), sidecars counted throughout."""
-    if qos_class(pod) is not QoSClass.GUARANTEED:
+    if qos_class(pod, pod_level_resources=pod_level_resources) is not QoSClass.GUARANTEED:
         return 0
     sidecars = 0
     init_peak = 0

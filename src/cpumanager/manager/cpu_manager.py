@@ -266,7 +266,8 @@ class CPUManager:
         try:
             allocation = self._policy.allocate(self._snapshot, self._reuse, pod, container, hint)
         except AllocationError as err:
-            if guaranteed_cpus(pod, container):
+            count = getattr(self._policy, "guaranteed_cpus", guaranteed_cpus)
+            if count(pod, container):
                 self._observer.notify(
                     PinningFailed(pod.uid, container.name, err.reason, err.message)
                 )

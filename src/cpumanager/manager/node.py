@@ -5,6 +5,11 @@ Construction validates the configuration in the kubelet's order (CPU manager pol
 options, reservation, topology manager policy / scope / options and NUMA limit, memory
 manager) and fails with the kubelet's error meaning. Providers are registered in the
 kubelet's order: CPU manager, memory manager, device manager.
+
+The PodLevelResources gate (beta, on by default in 1.34) reaches the static CPU policy and
+the memory provider as a flag; with it off, a pod with pod-level resources is refused after
+the resource managers have admitted it (the kubelet's pod-features admit handler comes after
+the resource-allocation one), with reason ``PodLevelResourcesNotSupported``.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from cpumanager.core.policy.base import Policy
 from cpumanager.core.policy.none import NonePolicy
 from cpumanager.core.policy.static import StaticPolicy
 from cpumanager.core.topology import CPUTopology
-from cpumanager.core.workload import Container, Pod
+from cpumanager.core.workload import Container, Pod, pod_level_resources_set
 from cpumanager.errors import ConfigError
 from cpumanager.manager.cpu_manager import CPUManager
 from cpumanager.manager.providers import (
@@ -34,7 +39,11 @@ from cpumanager.manager.providers import (
 from cpumanager.manager.topology_manager import AdmissionResult, HintProvider, TopologyManager
 from cpumanager.ports import NULL_OBSERVER, Observer, StateStore
 
-__all__ = ["Node", "NodeResources", "build_cpu_policy"]
+__all__ = ["Node", "NodeResources", "build_cpu_policy", "pod_features_check"]
+
+# The kubelet's PodLevelResourcesNotAdmittedReason and its message (pkg/kubelet/lifecycle).
+POD_LEVEL_RESOURCES_REASON = "PodLevelResourcesNotSupported"
+POD_LEVEL_RESOURCES_MESSAGE = "PodLevelResources feature gate is disabled"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +77,20 @@ def build_cpu_policy(topology: CPUTopology, kubelet: KubeletConfig) -> Policy:
         num_reserved_cpus=kubelet.num_reserved_cpus,
         reserved_cpus=kubelet.reserved_cpus,
         topology_manager_policy=kubelet.topology_manager_policy,
+        pod_level_resources=kubelet.feature_gate("PodLevelResources", default=True),
     )
+
+
+def pod_features_check(kubelet: KubeletConfig) -> Callable[[Pod], tuple[str, str] | None]:
+    """The kubelet's pod-features admit handler: pod-level resources need the gate."""
+    enabled = kubelet.feature_gate("PodLevelResources", default=True)
+
+    def check(pod: Pod) -> tuple[str, str] | None:
+        if not enabled and pod_level_resources_set(pod):
+            return POD_LEVEL_RESOURCES_REASON, POD_LEVEL_RESOURCES_MESSAGE
+        return None
+
+    return check
 
 
 class Node:
@@ -108,6 +130,7 @@ class Node:
             distances=distances if have_distances else None,
             observer=observer,
             clock=clock,
+            later_checks=(pod_features_check(kubelet),),
         )
         self.cpu_manager = CPUManager(
             policy=policy,
@@ -135,6 +158,7 @@ class Node:
                 memory_state,
                 self.topology_manager.get_affinity,
                 implicit=len(memory_state.nodes) > IMPLICIT_AFTER,
+                pod_level_resources=kubelet.feature_gate("PodLevelResources", default=True),
             )
             providers.append(self.memory_provider)
         if resources.devices or device_state is not None:

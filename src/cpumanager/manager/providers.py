@@ -157,24 +157,38 @@ class MemoryProvider:
 
     provider_name = "memory"
 
-    def __init__(self, state: MemoryState, affinity: Affinity, *, implicit: bool = False) -> None:
+    def __init__(
+        self,
+        state: MemoryState,
+        affinity: Affinity,
+        *,
+        implicit: bool = False,
+        pod_level_resources: bool = True,
+    ) -> None:
         self.state = state
         self._affinity = affinity
         self.implicit = implicit
+        self.pod_level_resources = pod_level_resources  # the PodLevelResources gate
 
     def topology_hints(self, pod: Pod, container: Container) -> AnyProviderHints:
+        gate = self.pod_level_resources
         if self.implicit:
-            return memory_hint_sources(self.state, pod, container)
-        return memory_hints(self.state, pod, container)
+            return memory_hint_sources(self.state, pod, container, pod_level_resources=gate)
+        return memory_hints(self.state, pod, container, pod_level_resources=gate)
 
     def pod_topology_hints(self, pod: Pod) -> AnyProviderHints:
+        gate = self.pod_level_resources
         if self.implicit:
-            return memory_hint_sources(self.state, pod, None)
-        return pod_memory_hints(self.state, pod)
+            return memory_hint_sources(self.state, pod, None, pod_level_resources=gate)
+        return pod_memory_hints(self.state, pod, pod_level_resources=gate)
 
     def allocate(self, pod: Pod, container: Container) -> object:
         result = allocate_memory(
-            self.state, pod, container, self._affinity(pod.uid, container.name)
+            self.state,
+            pod,
+            container,
+            self._affinity(pod.uid, container.name),
+            pod_level_resources=self.pod_level_resources,
         )
         self.state = result.state
         return result.blocks

@@ -14,6 +14,11 @@ The ``none`` policy asks nobody and stores nothing, but the providers still allo
 
 A rejected pod keeps whatever its earlier containers were given, as in the kubelet: the pod
 is not active, so the next stale-state removal returns it.
+
+``later_checks`` are the kubelet admit handlers registered after the resource-allocation
+one (the pod-features handler that refuses pod-level resources with the PodLevelResources
+gate off): they run only once the providers have allocated, and a refusal leaves those
+allocations to stale-state removal as well.
 """
 
 from __future__ import annotations
@@ -40,7 +45,16 @@ from cpumanager.errors import (
 )
 from cpumanager.ports import NULL_OBSERVER, Observer
 
-__all__ = ["AdmissionResult", "ContainerDecision", "HintProvider", "TopologyManager"]
+__all__ = [
+    "AdmissionResult",
+    "AdmitCheck",
+    "ContainerDecision",
+    "HintProvider",
+    "TopologyManager",
+]
+
+# A later admit handler: None admits, (reason, message) refuses.
+AdmitCheck = Callable[[Pod], tuple[str, str] | None]
 
 _REJECT_MESSAGE = "Resources cannot be allocated with Topology locality"
 
@@ -100,8 +114,10 @@ class TopologyManager:
         providers: Sequence[HintProvider] = (),
         observer: Observer = NULL_OBSERVER,
         clock: Callable[[], float] | None = None,
+        later_checks: Sequence[AdmitCheck] = (),
     ) -> None:
         self._config = config
+        self._later_checks = tuple(later_checks)
         self._numa_ids = tuple(numa_ids)
         self._distances = distances
         self._providers = list(providers)
@@ -180,6 +196,13 @@ class TopologyManager:
         """Admit or reject ``pod``; on admission every provider has allocated."""
         start = self._clock() if self._clock else 0.0
         result = self._admit(pod)
+        if result.admitted:
+            for check in self._later_checks:
+                refusal = check(pod)
+                if refusal is not None:
+                    reason, message = refusal
+                    result = replace(result, admitted=False, reason=reason, message=message)
+                    break
         duration = (self._clock() - start) if self._clock else 0.0
         if result.admitted:
             self._observer.notify(Admitted(pod.uid, pod.display_name, duration))

@@ -22,6 +22,10 @@ Rules (Guaranteed pods only; others get no hints and no memory):
   widens it to the narrowest own hint containing it when its free memory is short, refuses
   masks that mix single- and multi-node groups, and charges the nodes in ascending order.
 
+Pod-level resources (kubelet 1.34, PodLevelResources gate on: ``pod_level_resources``): a
+Guaranteed pod that sets ``spec.resources`` gets no memory hints (no preference) and no
+memory, in container and pod scope; the QoS class follows the same gate.
+
 Errors are :class:`UnexpectedAdmissionError` with the kubelet's admission wording.
 """
 
@@ -41,7 +45,14 @@ from cpumanager.core.hints.source import (
 )
 from cpumanager.core.ids import ContainerKey, PodUID
 from cpumanager.core.topology import CPUTopology
-from cpumanager.core.workload import Container, ContainerKind, Pod, QoSClass, qos_class
+from cpumanager.core.workload import (
+    Container,
+    ContainerKind,
+    Pod,
+    QoSClass,
+    pod_level_resources_set,
+    qos_class,
+)
 from cpumanager.errors import MachineError, UnexpectedAdmissionError
 
 __all__ = [
@@ -235,9 +246,11 @@ def pod_memory_requests(pod: Pod) -> dict[str, int] | None:
 # --- hints ------------------------------------------------------------------------------
 
 
-def memory_hints(state: MemoryState, pod: Pod, container: Container) -> ProviderHints:
+def memory_hints(
+    state: MemoryState, pod: Pod, container: Container, *, pod_level_resources: bool = True
+) -> ProviderHints:
     """Container-scope memory hints (an empty answer means no preference)."""
-    found = _request_and_blocks(state, pod, container)
+    found = _request_and_blocks(state, pod, container, pod_level_resources=pod_level_resources)
     if found is None:
         return {}
     requests, blocks = found
@@ -246,9 +259,11 @@ def memory_hints(state: MemoryState, pod: Pod, container: Container) -> Provider
     return _calculate(state, pod.uid, requests)
 
 
-def pod_memory_hints(state: MemoryState, pod: Pod) -> ProviderHints:
+def pod_memory_hints(
+    state: MemoryState, pod: Pod, *, pod_level_resources: bool = True
+) -> ProviderHints:
     """Pod-scope memory hints from the pod's peak need."""
-    found = _request_and_blocks(state, pod, None)
+    found = _request_and_blocks(state, pod, None, pod_level_resources=pod_level_resources)
     if found is None:
         return {}
     requests, blocks = found
@@ -258,11 +273,11 @@ def pod_memory_hints(state: MemoryState, pod: Pod) -> ProviderHints:
 
 
 def _request_and_blocks(
-    state: MemoryState, pod: Pod, container: Container | None
+    state: MemoryState, pod: Pod, container: Container | None, *, pod_level_resources: bool
 ) -> tuple[dict[str, int], tuple[MemoryBlock, ...] | None] | None:
     """The container's request (the pod's peak need when ``container`` is None) and the
     blocks it already holds; None when the memory manager gives no hints at all."""
-    if qos_class(pod) is not QoSClass.GUARANTEED:
+    if qos_class(pod, pod_level_resources=pod_level_resources) is not QoSClass.GUARANTEED:
         return None
     if container is None:
         requests, owners = pod_memory_requests(pod), tuple(pod.all_containers())
@@ -270,6 +285,8 @@ def _request_and_blocks(
         requests, owners = container_memory_requests(container), (container,)
     if requests is None:
         return None
+    if pod_level_resources and pod_level_resources_set(pod):
+        return None  # kubelet 1.34: pod-level resources are not supported by the policy
     for owner in owners:
         blocks = state.blocks.get(pod.key(owner.name))
         if blocks is not None:
@@ -382,11 +399,15 @@ def memory_hint_source(
 
 
 def memory_hint_sources(
-    state: MemoryState, pod: Pod, container: Container | None
+    state: MemoryState,
+    pod: Pod,
+    container: Container | None,
+    *,
+    pod_level_resources: bool = True,
 ) -> dict[str, ResourceHints | MultiCapacityHintSource]:
     """:func:`memory_hints` (or, with ``container`` None, :func:`pod_memory_hints`) with
     the computed list given as a rule: the same answer without enumerating masks."""
-    found = _request_and_blocks(state, pod, container)
+    found = _request_and_blocks(state, pod, container, pod_level_resources=pod_level_resources)
     if found is None:
         return {}
     requests, blocks = found
@@ -464,11 +485,18 @@ def _unexpected(detail: str) -> UnexpectedAdmissionError:
 
 
 def allocate_memory(
-    state: MemoryState, pod: Pod, container: Container, hint: TopologyHint | None
+    state: MemoryState,
+    pod: Pod,
+    container: Container,
+    hint: TopologyHint | None,
+    *,
+    pod_level_resources: bool = True,
 ) -> MemoryAllocation:
     """Reserve the container's memory on the hint's nodes (None = the zero hint)."""
-    if qos_class(pod) is not QoSClass.GUARANTEED:
+    if qos_class(pod, pod_level_resources=pod_level_resources) is not QoSClass.GUARANTEED:
         return MemoryAllocation((), state)
+    if pod_level_resources and pod_level_resources_set(pod):
+        return MemoryAllocation((), state)  # kubelet 1.34: skipped, before held blocks
     key = pod.key(container.name)
     existing = state.blocks.get(key)
     if existing is not None:

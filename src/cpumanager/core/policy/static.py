@@ -22,6 +22,12 @@ only the CPUs no other container of the pod still holds.
 Hints (``container_hints`` / ``pod_hints``) follow the kubelet's GetTopologyHints and
 GetPodTopologyHints: no opinion for shared containers, hints regenerated from an existing
 set, "no placement" when an existing set has the wrong size.
+
+Pod-level resources (kubelet 1.34, PodLevelResources gate on: ``pod_level_resources``): a
+pod with ``spec.resources`` set gets no exclusive CPUs and gives no CPU hints, in container
+and pod scope, even when it is Guaranteed with integral container requests. The kubelet
+checks this right after the "0 CPUs requested" test, before full-pcpus-only and before any
+existing assignment, and so do we.
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ from cpumanager.core.workload import (
     Pod,
     guaranteed_cpus,
     pod_guaranteed_cpus,
+    pod_level_resources_set,
 )
 from cpumanager.errors import ConfigError, CpuManagerError, SMTAlignmentError
 
@@ -66,7 +73,14 @@ def updated_reuse(
 class StaticPolicy:
     """Exclusive CPUs for Guaranteed containers with integral CPU requests."""
 
-    __slots__ = ("_reserved", "_reserved_physical", "cpu_group_size", "options", "topology")
+    __slots__ = (
+        "_reserved",
+        "_reserved_physical",
+        "cpu_group_size",
+        "options",
+        "pod_level_resources",
+        "topology",
+    )
 
     def __init__(
         self,
@@ -76,8 +90,10 @@ class StaticPolicy:
         num_reserved_cpus: int = 0,
         reserved_cpus: CPUSet | None = None,
         topology_manager_policy: str = "none",
+        pod_level_resources: bool = True,
     ) -> None:
         self.topology = topology
+        self.pod_level_resources = pod_level_resources
         self.options = options or StaticPolicyOptions()
         validate_align_by_socket(self.options, topology, topology_manager_policy)
         self.cpu_group_size = topology.cpus_per_core
@@ -182,6 +198,14 @@ class StaticPolicy:
             return pool & topology.cpus_in_sockets(sockets)
         return pool & topology.cpus_in_numa_nodes(hint.ids())
 
+    def guaranteed_cpus(self, pod: Pod, container: Container) -> int:
+        """The kubelet's guaranteedCPUs under this policy's PodLevelResources gate."""
+        return guaranteed_cpus(pod, container, pod_level_resources=self.pod_level_resources)
+
+    def skips_pod_level(self, pod: Pod) -> bool:
+        """The gate is on and the pod sets pod-level resources: no pinning, no hints."""
+        return self.pod_level_resources and pod_level_resources_set(pod)
+
     def allocate_cpus(
         self,
         snapshot: StateSnapshot,
@@ -217,13 +241,23 @@ class StaticPolicy:
         hint: NUMAMask | None,
     ) -> Allocation:
         """Decide the container's CPUs; the snapshot and reuse value to commit come back."""
-        count = guaranteed_cpus(pod, container)
+        count = self.guaranteed_cpus(pod, container)
         if count == 0:
             return Allocation(
                 cpus=snapshot.default_cpuset,
                 snapshot=snapshot,
                 reuse=reuse,
                 trace=("not a Guaranteed container with an integral CPU request: shared pool",),
+            )
+        if self.skips_pod_level(pod):
+            return Allocation(
+                cpus=snapshot.default_cpuset,
+                snapshot=snapshot,
+                reuse=reuse,
+                trace=(
+                    "the pod sets pod-level resources, which the static policy does not pin "
+                    "(kubelet 1.34): shared pool",
+                ),
             )
         self.check_smt_alignment(snapshot, count)
         existing = snapshot.cpuset_of(pod.uid, container.name)
@@ -295,8 +329,8 @@ class StaticPolicy:
         *,
         implicit: bool,
     ) -> dict[str, AnyResourceHints]:
-        requested = guaranteed_cpus(pod, container)
-        if requested == 0:
+        requested = self.guaranteed_cpus(pod, container)
+        if requested == 0 or self.skips_pod_level(pod):
             return {}
         existing = snapshot.cpuset_of(pod.uid, container.name)
         if existing is not None:
@@ -310,15 +344,15 @@ class StaticPolicy:
     def _pod_answer(
         self, snapshot: StateSnapshot, reuse: ReusableCPUs, pod: Pod, *, implicit: bool
     ) -> dict[str, AnyResourceHints]:
-        requested = pod_guaranteed_cpus(pod)
-        if requested == 0:
+        requested = pod_guaranteed_cpus(pod, pod_level_resources=self.pod_level_resources)
+        if requested == 0 or self.skips_pod_level(pod):
             return {}
         assigned = CPUSet()
         for container in pod.all_containers():
             existing = snapshot.cpuset_of(pod.uid, container.name)
             if existing is None:
                 continue
-            if len(existing) != guaranteed_cpus(pod, container):
+            if len(existing) != self.guaranteed_cpus(pod, container):
                 return {"cpu": NO_PLACEMENT}
             assigned = assigned | existing
         if len(assigned) == requested:
