@@ -1,0 +1,41 @@
+"""Simulator: a pod with pod-level resources runs in the shared pool (PodLevelResources on,
+the 1.34 default) and is refused with the kubelet's reason when the gate is off."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from cpumanager.sim.scenario import parse_scenario
+from cpumanager.sim.simulate import SimulationReport, simulate
+
+MACHINE = {"shape": "2s1n8c2t"}
+KUBELET = {"cpuManagerPolicy": "static", "reservedSystemCPUs": "0,16"}
+POD = {
+    "metadata": {"name": "plr"},
+    "spec": {
+        "resources": {"limits": {"cpu": "2", "memory": "1Gi"}},
+        "containers": [{"name": "c", "resources": {"limits": {"cpu": "2", "memory": "1Gi"}}}],
+    },
+}
+
+
+def run(kubelet: dict[str, Any]) -> SimulationReport:
+    data = {"machine": MACHINE, "kubelet": kubelet, "events": [{"admit": POD}]}
+    return simulate(parse_scenario(data, source="test", base=Path()))
+
+
+def test_pod_level_resources_run_in_the_shared_pool() -> None:
+    report = run(KUBELET)
+    assert report.events[1].admitted
+    assert report.final_entries == {}
+    assert report.final_default == "0-31"
+
+
+def test_the_gate_off_refuses_pod_level_resources() -> None:
+    report = run({**KUBELET, "featureGates": {"PodLevelResources": False}})
+    assert report.events[1].admitted is False
+    assert report.events[1].error == {
+        "type": "PodLevelResourcesNotSupported",
+        "message": "PodLevelResources feature gate is disabled",
+    }
