@@ -159,28 +159,50 @@ class _FakeClock:
         return self.now
 
 
+_MAX_DEVICES_PER_NODE = 65_536
+
+
+def _whole(value: object, where: str, what: str) -> int:
+    """A non-negative whole number written as an int or as digits (YAML keys are either)."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        msg = f"{where}: {value!r} is not {what}; write a whole number such as 0"
+        raise ScenarioError(msg)
+    text = str(value).strip()
+    if not text.isdigit():
+        msg = f"{where}: {value!r} is not {what}; write a whole number such as 0"
+        raise ScenarioError(msg)
+    return int(text)
+
+
 def _devices(raw: Mapping[str, Any]) -> dict[str, tuple[Device, ...]]:
     """``{resource: {node: count}}`` or ``{resource: [{id, numa: [..]}]}``."""
     found: dict[str, tuple[Device, ...]] = {}
     for resource, spec in raw.items():
         devices: list[Device] = []
+        where = f"devices.{resource}"
         if isinstance(spec, Mapping):
             for node, count in spec.items():
-                node_id = int(node)
+                node_id = _whole(node, where, "a NUMA node id")
+                many = _whole(count, f"{where}.{node}", "a device count")
+                if many > _MAX_DEVICES_PER_NODE:
+                    msg = f"{where}.{node}: {many} devices on one node (at most "
+                    msg += f"{_MAX_DEVICES_PER_NODE})"
+                    raise ScenarioError(msg)
                 devices.extend(
-                    Device(f"{resource.rsplit('/', 1)[-1]}-{node_id}-{i}", (node_id,))
-                    for i in range(int(count))
+                    Device(f"{str(resource).rsplit('/', 1)[-1]}-{node_id}-{i}", (node_id,))
+                    for i in range(many)
                 )
         elif isinstance(spec, list):
             for index, item in enumerate(spec):
                 if not isinstance(item, Mapping):
-                    msg = f"devices.{resource}[{index}]: expected {{id, numa: [nodes]}}"
+                    msg = f"{where}[{index}]: expected {{id, numa: [nodes]}}"
                     raise ScenarioError(msg)
                 nodes = item.get("numa", [])
-                nodes = [nodes] if isinstance(nodes, int) else list(nodes or [])
-                devices.append(Device(str(item.get("id", f"dev{index}")), tuple(nodes)))
+                listed = nodes if isinstance(nodes, list) else [] if nodes is None else [nodes]
+                numa = tuple(_whole(n, f"{where}[{index}].numa", "a NUMA node id") for n in listed)
+                devices.append(Device(str(item.get("id", f"dev{index}")), numa))
         else:
-            msg = f"devices.{resource}: give {{node: count}} or a list of {{id, numa}}"
+            msg = f"{where}: give {{node: count}} or a list of {{id, numa}}"
             raise ScenarioError(msg)
         found[str(resource)] = tuple(devices)
     return found
@@ -195,12 +217,16 @@ def _memory(raw: Mapping[str, Any]) -> tuple[dict[int, int] | None, dict[int, di
         if not isinstance(spec, Mapping):
             msg = f"memory.{node}: expected {{memory: 64Gi, hugepages-1Gi: 8Gi}}"
             raise ScenarioError(msg)
+        node_id = _whole(node, "memory", "a NUMA node id")
         for resource, amount in spec.items():
+            if resource != "memory" and not str(resource).startswith("hugepages-"):
+                msg = f"memory.{node}.{resource}: only memory and hugepages-<size> go here"
+                raise ScenarioError(msg)
             size = int(parse_quantity(amount, field=f"memory.{node}.{resource}"))
             if resource == "memory":
-                memory[int(node)] = size
+                memory[node_id] = size
             else:
-                hugepages.setdefault(int(node), {})[str(resource)] = size
+                hugepages.setdefault(node_id, {})[str(resource)] = size
     return memory, hugepages
 
 
