@@ -100,6 +100,8 @@ BROKEN = [
     ("text id", _broken(("cpus", 2, "core"), "2"), "must be an integer"),
     ("bool id", _broken(("cpus", 2, "core"), True), "must be an integer"),
     ("duplicate cpu", _broken(("cpus", 1, "cpu"), 0), "described twice"),
+    ("huge cpu id", _broken(("cpus", 1, "cpu"), 10**20), "above the largest supported"),
+    ("huge numa id", _broken(("cpus", 1, "numa"), 1 << 21), "above the largest supported"),
     ("node list", _broken(("numa_nodes",), {"0": 1}), "must be a list"),
     ("node lacks id", _broken(("numa_nodes", 0), {"memory_bytes": 1}), "with an 'id'"),
     ("node twice", _broken(("numa_nodes", 1, "id"), 0), "listed twice"),

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.cpuset import MAX_CPU_ID, CPUSet
 from cpumanager.core.topology import CPUInfo, CPUTopology, NUMANodeInfo
 from cpumanager.errors import InvalidCPUSetError, MachineError
 
@@ -71,12 +71,20 @@ def topology_to_dict(topology: CPUTopology) -> dict[str, Any]:
     return out
 
 
-def _int(value: object, where: str) -> int:
+# Ids (CPUs, cores, sockets, NUMA nodes, caches) index bitmasks: keep them in CPUSet's range.
+_MAX_ID = MAX_CPU_ID
+_MAX_AMOUNT = (1 << 63) - 1  # bytes, counters, distances: what the kernel can report
+
+
+def _int(value: object, where: str, *, high: int = _MAX_ID) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         msg = f"{where} must be an integer, got {value!r}; fix the machine description"
         raise MachineError(msg)
     if value < 0:
         msg = f"{where} must be non-negative, got {value}; fix the machine description"
+        raise MachineError(msg)
+    if value > high:
+        msg = f"{where} is {value}, above the largest supported {high}; fix the machine description"
         raise MachineError(msg)
     return value
 
@@ -123,7 +131,9 @@ def _distances(raw: object) -> dict[int, dict[int, int]]:
             msg = f"machine distances[{src!r}] must map node id -> distance"
             raise MachineError(msg)
         table[src_id] = {
-            _key(dst, f"distances[{src!r}] key {dst!r}"): _int(d, f"distances[{src!r}][{dst!r}]")
+            _key(dst, f"distances[{src!r}] key {dst!r}"): _int(
+                d, f"distances[{src!r}][{dst!r}]", high=_MAX_AMOUNT
+            )
             for dst, d in row.items()
         }
     return table
@@ -150,7 +160,9 @@ def _nodes(
             msg = f"NUMA node {node_id} is listed twice in numa_nodes; list each node once"
             raise MachineError(msg)
         memory = item.get("memory_bytes")
-        memory_bytes = None if memory is None else _int(memory, f"numa_nodes[{index}]")
+        memory_bytes = (
+            None if memory is None else _int(memory, f"numa_nodes[{index}]", high=_MAX_AMOUNT)
+        )
         listed = item.get("cpus")
         if listed is not None:
             try:
@@ -210,7 +222,7 @@ def topology_from_dict(data: object) -> CPUTopology:
             if key not in COUNTER_KEYS:
                 msg = f"unknown counter {key!r}; allowed: {', '.join(COUNTER_KEYS)}"
                 raise MachineError(msg)
-            counters[key] = _int(value, f"counters.{key}")
+            counters[key] = _int(value, f"counters.{key}", high=_MAX_AMOUNT)
     name = data.get("name") or ""
     warnings = data.get("warnings") or ()
     if not isinstance(name, str):
