@@ -493,6 +493,17 @@ def test_no_online_cpu(tmp_path: Path) -> None:
         read(tmp_path)
 
 
+def test_cpu_and_node_directories_with_absurd_ids_are_left_out(tmp_path: Path) -> None:
+    regular(tmp_path, sockets=1, cores=2, threads=1)
+    for name in ("cpu/cpu99999999999/topology", "node/node77777777777"):
+        (tmp_path / "sys/devices/system" / name).mkdir(parents=True)
+    topology = read(tmp_path)
+    assert str(topology.all_cpus) == "0-1"
+    assert topology.numa_ids() == (0,)
+    assert any("cpu99999999999 has an id above" in w for w in topology.warnings)
+    assert any("node77777777777 has an id above" in w for w in topology.warnings)
+
+
 # --- helpers --------------------------------------------------------------------------------
 
 

@@ -252,3 +252,8 @@ def test_equal_sets_hash_equal(x: CPUSet, y: CPUSet) -> None:
 @given(cpusets, st.integers(0, 80))
 def test_lowest_takes_the_smallest(x: CPUSet, count: int) -> None:
     assert list(x.lowest(count)) == sorted(x)[:count]
+
+
+def test_ids_too_wide_for_a_bitmask_are_refused() -> None:
+    with pytest.raises(ValueError, match="above"):
+        CPUSet([2**40])

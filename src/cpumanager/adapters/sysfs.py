@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.cpuset import MAX_CPU_ID, CPUSet
 from cpumanager.core.topology import CPUInfo, CPUTopology, NUMANodeInfo
 from cpumanager.errors import InvalidCPUSetError, MachineError
 
@@ -214,8 +214,13 @@ class SysfsReader:
         found: dict[int, Path] = {}
         for entry in entries:
             match = pattern.fullmatch(entry.name)
-            if match is not None:
-                found[int(match.group(1))] = entry
+            if match is None:
+                continue
+            number = int(match.group(1))
+            if number > MAX_CPU_ID:
+                self._warn(f"{self._rel(entry)} has an id above {MAX_CPU_ID}; left it out")
+                continue
+            found[number] = entry
         return dict(sorted(found.items()))
 
     # --- CPUs --------------------------------------------------------------------------

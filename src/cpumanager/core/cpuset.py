@@ -77,6 +77,9 @@ class CPUSet(IntBitSet):
             if cpu < 0:
                 msg = f"CPU ids are non-negative, got {cpu}"
                 raise ValueError(msg)
+            if cpu > MAX_CPU_ID:  # a bitmask that wide would take gigabytes
+                msg = f"CPU id {cpu} is above {MAX_CPU_ID}, the largest accepted"
+                raise ValueError(msg)
             bits |= 1 << cpu
         object.__setattr__(self, "_bits", bits)
 
