@@ -530,3 +530,20 @@ def test_parse_hex_mask_rejects(text: str) -> None:
 def test_hex_mask_builder_round_trips() -> None:
     for cpus in ("0", "0-31", "31-32", "0,64,100", "8190-8191"):
         assert parse_hex_mask(hex_mask(cpus)) == CPUSet.parse(cpus)
+
+
+def test_absurd_package_ids_distances_and_memory_are_warned_and_dropped(tmp_path: Path) -> None:
+    regular(tmp_path, sockets=1, cores=2, threads=1)
+    system = tmp_path / "sys/devices/system"
+    for cpu in (0, 1):
+        (system / f"cpu/cpu{cpu}/topology/physical_package_id").write_text("99999999999999\n")
+    (system / "node/node0/distance").write_text("99999999999999999999\n")
+    (system / "node/node0/meminfo").write_text("Node 0 MemTotal: 99999999999999999999 kB\n")
+    topology = read(tmp_path)
+    assert topology.socket_ids() == (0,)
+    assert not topology.has_distances()
+    assert topology.numa_nodes[0].memory_bytes is None
+    text = " | ".join(topology.warnings)
+    assert "physical_package_id 99999999999999 is above" in text
+    assert "distance has values outside" in text
+    assert "more memory than 2^63 bytes" in text

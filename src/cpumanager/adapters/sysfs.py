@@ -50,6 +50,8 @@ _CPU_DIR = re.compile(r"cpu(\d+)")
 _NODE_DIR = re.compile(r"node(\d+)")
 _HEX_MASK = re.compile(r"(?:0x)?[0-9a-f]{0,8}(?:,(?:0x)?[0-9a-f]{0,8})*", re.IGNORECASE)
 _PER_CPU = re.compile(r"/cpu(\d+)(?=/)")
+_MAX_BYTES = (1 << 63) - 1
+_MAX_DISTANCE = (1 << 31) - 1  # the kernel prints node_distance() as an int
 _MEMTOTAL = re.compile(r"MemTotal:\s*(\d+)\s*(kB)?", re.IGNORECASE)
 
 
@@ -345,6 +347,13 @@ class SysfsReader:
         for _low, group in ordered:
             known = {facts[c].package_id for c in group}
             ids.append(known.pop() if len(known) == 1 else None)
+        absurd = [i for i in ids if i is not None and i > MAX_CPU_ID]
+        if absurd:
+            self._warn(
+                f"physical_package_id {min(absurd)} is above {MAX_CPU_ID}; numbered sockets "
+                "0.. by lowest CPU instead"
+            )
+            ids = [None] * len(ids)
         usable = all(i is not None and i >= 0 for i in ids) and len(set(ids)) == len(ids)
         if not usable and any(i is not None and i >= 0 for i in ids):
             self._warn(
@@ -410,7 +419,11 @@ class SysfsReader:
             self._file_warn(path, "has no MemTotal line; memory left unknown")
             return None
         value = int(match.group(1))
-        return value * 1024 if match.group(2) else value
+        size = value * 1024 if match.group(2) else value
+        if size > _MAX_BYTES:
+            self._file_warn(path, "reports more memory than 2^63 bytes; memory left unknown")
+            return None
+        return size
 
     def _numa(self, system: Path, online: CPUSet) -> tuple[dict[int, int], list[NUMANodeInfo]]:
         node_root = system / "node"
@@ -463,6 +476,11 @@ class SysfsReader:
                 except ValueError:
                     row = []
                     self._file_warn(path / "distance", "is not a row of integers; ignored it")
+                if any(not 0 <= value <= _MAX_DISTANCE for value in row):
+                    row = []
+                    self._file_warn(
+                        path / "distance", f"has values outside 0..{_MAX_DISTANCE}; ignored it"
+                    )
                 if len(row) == len(order):
                     distances = dict(zip(order, row, strict=True))
                 elif len(row) == len(dirs):
