@@ -21,16 +21,16 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from cpumanager.cli.compute_protocol import ComputeSession
 from cpumanager.cli.main import cli
 from cpumanager.core.allocation.options import StaticPolicyOptions
 from cpumanager.core.allocation.take import take_by_topology
-from cpumanager.core.compute import ComputeSession
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.hints.cpu_hints import generate_cpu_hints
-from cpumanager.core.machine_format import topology_to_dict
 from cpumanager.core.merge.options import NUMAInfo
 from cpumanager.core.merge.policies import merge
-from cpumanager.core.presets import get_preset
+from cpumanager.formats.machine_format import topology_to_dict
+from cpumanager.presets import get_preset
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))

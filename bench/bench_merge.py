@@ -32,8 +32,8 @@ from cpumanager.core.hints.source import CapacityHintSource
 from cpumanager.core.merge.exact import merge_exact
 from cpumanager.core.merge.fast import merge_fast
 from cpumanager.core.merge.options import NUMAInfo
-from cpumanager.core.presets import GIB, get_preset, synthetic
 from cpumanager.core.topology import CPUTopology
+from cpumanager.presets import GIB, get_preset, synthetic
 
 QUICK = "--quick" in sys.argv
 

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from cpumanager.core.allocation import StaticPolicyOptions, take_by_topology
 from cpumanager.core.allocation.index import topology_index
 from cpumanager.core.cpuset import CPUSet
-from cpumanager.core.presets import synthetic
 from cpumanager.core.topology import CPUTopology
+from cpumanager.presets import synthetic
 
 COUNTS = (1, 4, 16, 32, 64, 100)
 # The kubelet's figures from the issue (ms per call): packed 0.9-7 ms at 8 NUMA nodes (the

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from cpumanager.core.ids import ContainerName, PodUID
-from cpumanager.core.presets import declared_topology
 from cpumanager.core.quantity import parse_quantity
 from cpumanager.core.topology import CPUTopology
 from cpumanager.core.workload import Container, ContainerKind, Pod
+from cpumanager.presets import declared_topology
 
 DATA = Path(__file__).resolve().parent / "data"
 

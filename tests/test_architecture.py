@@ -17,6 +17,8 @@ BANNED = {
 }  # fmt: skip
 ALLOWED_INTERNAL = {"core": ("cpumanager.core", "cpumanager.errors")}
 ALLOWED_INTERNAL["checkpoint"] = (*ALLOWED_INTERNAL["core"], "cpumanager.checkpoint")
+ALLOWED_INTERNAL["formats"] = (*ALLOWED_INTERNAL["core"], "cpumanager.formats")
+ALLOWED_INTERNAL["presets"] = (*ALLOWED_INTERNAL["formats"], "cpumanager.presets")
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
@@ -29,7 +31,7 @@ def _imports(path: Path) -> list[tuple[int, str]]:
     return found
 
 
-@pytest.mark.parametrize("package", ["core", "checkpoint"])
+@pytest.mark.parametrize("package", ["core", "checkpoint", "formats", "presets"])
 def test_pure_packages_import_no_effects(package: str) -> None:
     offences = []
     for path in sorted((SRC / package).rglob("*.py")):

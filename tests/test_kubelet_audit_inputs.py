@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from cpumanager.core.kubelet_config import KubeletConfig
 from cpumanager.core.quantity import milli_value, parse_quantity, value
 from cpumanager.core.workload import (
     Container,
@@ -28,6 +27,7 @@ from cpumanager.core.workload import (
     qos_class,
 )
 from cpumanager.errors import ConfigError, WorkloadError
+from cpumanager.formats.kubelet_config import KubeletConfig
 
 MAX_INT64 = 2**63 - 1
 
@@ -540,7 +540,7 @@ def test_num_reserved_cpus(fields: dict[str, Any], expected: int) -> None:
 
 def test_null_quantity_is_zero_and_defaults_the_request() -> None:
     """A JSON null quantity decodes to zero; the request then defaults to that zero limit."""
-    from cpumanager.core.manifest import pod_from_manifest
+    from cpumanager.formats.manifest import pod_from_manifest
 
     doc = {
         "kind": "Pod",

@@ -31,10 +31,10 @@ from cpumanager.agent.daemon import Daemon, StateDirLock
 from cpumanager.agent.loop import AgentLoop, EventBuffer, FanOut, PinningRuntime
 from cpumanager.agent.owners import run_owner_alive
 from cpumanager.agent.run import RunSession, pod_for_this_process
-from cpumanager.core.kubelet_config import KubeletConfig
 from cpumanager.core.topology import CPUTopology
 from cpumanager.core.workload import Pod
 from cpumanager.errors import ConfigError, HostError
+from cpumanager.formats.kubelet_config import KubeletConfig
 from cpumanager.manager.node import Node
 from cpumanager.metrics import PrometheusObserver
 from cpumanager.ports import NULL_OBSERVER, Clock, Observer, StateStore

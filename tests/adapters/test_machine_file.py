@@ -10,8 +10,8 @@ from cpumanager.adapters.machine_file import (
     read_machine_file,
     write_machine_file,
 )
-from cpumanager.core.presets import get_preset
 from cpumanager.errors import MachineError
+from cpumanager.presets import get_preset
 
 
 @pytest.mark.parametrize("name", ["box.json", "box.yaml", "box.yml", "box.machine"])

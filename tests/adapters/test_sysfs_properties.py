@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cpumanager.adapters.sysfs import SysfsReader
-from cpumanager.core.presets import get_preset, synthetic
 from cpumanager.core.topology import CPUTopology
 from cpumanager.errors import MachineError
+from cpumanager.presets import get_preset, synthetic
 from tests.adapters.sysfs_tree import regular, tree_from_topology
 
 

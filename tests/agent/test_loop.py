@@ -13,12 +13,12 @@ from cpumanager.agent.loop import AgentLoop, EventBuffer, FanOut
 from cpumanager.agent.owners import run_pod_uid
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.ids import ContainerID, ContainerName, PodUID
-from cpumanager.core.kubelet_config import KubeletConfig
-from cpumanager.core.presets import synthetic
 from cpumanager.core.state import StateSnapshot
 from cpumanager.core.workload import Pod
 from cpumanager.errors import InputError, RuntimeApplyError
+from cpumanager.formats.kubelet_config import KubeletConfig
 from cpumanager.manager.node import Node
+from cpumanager.presets import synthetic
 from tests.builders import container, pod
 
 KUBELET = {

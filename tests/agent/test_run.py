@@ -20,12 +20,12 @@ from cpumanager.agent.run import RunSession, exit_code_of, pod_for_this_process,
 from cpumanager.core.containermap import ContainerMap
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.ids import ContainerName, PodUID
-from cpumanager.core.kubelet_config import KubeletConfig
-from cpumanager.core.presets import synthetic
 from cpumanager.core.state import StateSnapshot
 from cpumanager.core.workload import Pod, QoSClass, qos_class
 from cpumanager.errors import AllocationError, InputError, StoreError, WorkloadError
+from cpumanager.formats.kubelet_config import KubeletConfig
 from cpumanager.manager.node import Node
+from cpumanager.presets import synthetic
 
 MAIN = ContainerName("main")
 

@@ -16,8 +16,8 @@ from click.testing import CliRunner
 
 from cpumanager.cli.main import cli, main
 from cpumanager.core.cpuset import CPUSet
-from cpumanager.core.machine_format import topology_to_dict
 from cpumanager.core.workload import guaranteed_cpus, pod_guaranteed_cpus
+from cpumanager.formats.machine_format import topology_to_dict
 from tests.core.merge._vectors import DATA as MERGE_DATA
 from tests.kubelet_vectors import kubelet_topology, load, vector_pod
 

@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from cpumanager.cli.options import emit_json, load_topology, machine_options, output_option
-from cpumanager.core.machine_format import topology_to_dict
-from cpumanager.core.presets import get_preset
 from cpumanager.errors import MachineError
+from cpumanager.formats.machine_format import topology_to_dict
+from cpumanager.presets import get_preset
 from tests.adapters.sysfs_tree import regular
 
 

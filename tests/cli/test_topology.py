@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cpumanager.core.machine_format import topology_to_dict
-from cpumanager.core.presets import get_preset
+from cpumanager.formats.machine_format import topology_to_dict
+from cpumanager.presets import get_preset
 from tests.adapters.sysfs_tree import regular
 from tests.cli.runner import Run, run_main
 

@@ -23,10 +23,8 @@ from cpumanager.core.hints.memory_hints import (
     pod_memory_hints,
 )
 from cpumanager.core.ids import ContainerName, PodUID
-from cpumanager.core.manifest import pod_from_manifest
 from cpumanager.core.policy.base import ReusableCPUs
 from cpumanager.core.policy.static import StaticPolicy
-from cpumanager.core.presets import synthetic
 from cpumanager.core.quantity import parse_quantity
 from cpumanager.core.state import StateSnapshot
 from cpumanager.core.workload import (
@@ -41,6 +39,8 @@ from cpumanager.core.workload import (
     qos_class,
 )
 from cpumanager.errors import WorkloadError
+from cpumanager.formats.manifest import pod_from_manifest
+from cpumanager.presets import synthetic
 
 GI = 2**30
 G, BU, BE = QoSClass.GUARANTEED, QoSClass.BURSTABLE, QoSClass.BEST_EFFORT

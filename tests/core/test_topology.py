@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cpumanager.core.cpuset import CPUSet
-from cpumanager.core.presets import get_preset, synthetic
 from cpumanager.core.topology import CPUInfo, CPUTopology, NUMANodeInfo
 from cpumanager.errors import MachineError
+from cpumanager.presets import get_preset, synthetic
 
 
 def cpus(text: str) -> CPUSet:

@@ -18,11 +18,11 @@ from cpumanager.core.ids import ContainerID, ContainerKey, ContainerName, PodUID
 from cpumanager.core.policy.base import Policy
 from cpumanager.core.policy.none import NonePolicy
 from cpumanager.core.policy.static import StaticPolicy
-from cpumanager.core.presets import synthetic
 from cpumanager.core.reconcile import ContainerPhase, ContainerStatus
 from cpumanager.core.topology import CPUTopology
 from cpumanager.core.workload import Pod
 from cpumanager.manager.cpu_manager import CPUManager
+from cpumanager.presets import synthetic
 
 E = TypeVar("E")
 

@@ -20,7 +20,6 @@ from cpumanager.core.containermap import ContainerMap
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.events import Allocated, Reconciled, Released, Started, StateRepaired
 from cpumanager.core.ids import ContainerID, ContainerName, PodUID
-from cpumanager.core.presets import get_preset, synthetic
 from cpumanager.core.reconcile import ContainerPhase, ContainerStatus
 from cpumanager.core.restore import validation_problems
 from cpumanager.core.state import StateSnapshot
@@ -33,6 +32,7 @@ from cpumanager.errors import (
     StateValidationError,
     StoreError,
 )
+from cpumanager.presets import get_preset, synthetic
 from tests.builders import container, cpus, guaranteed, pod, snapshot
 from tests.checkpoint.vectors import ALL
 from tests.manager.harness import Kubelet, container_id

@@ -13,13 +13,13 @@ from fractions import Fraction
 import pytest
 
 from cpumanager.core.cpuset import CPUSet
-from cpumanager.core.gc import active_containers, stale_keys
 from cpumanager.core.ids import ContainerID, ContainerKey, ContainerName, PodUID
 from cpumanager.core.policy.static import StaticPolicy
-from cpumanager.core.presets import synthetic
 from cpumanager.core.quantity import parse_quantity
 from cpumanager.core.reconcile import ContainerPhase, ContainerStatus, plan_updates
+from cpumanager.core.stale_state import active_containers, stale_keys
 from cpumanager.core.workload import Container, ContainerKind, Pod
+from cpumanager.presets import synthetic
 from tests.builders import snapshot
 from tests.kubelet_vectors import kubelet_topology
 from tests.manager.harness import Kubelet

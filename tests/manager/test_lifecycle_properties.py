@@ -28,9 +28,9 @@ from cpumanager.core.allocation.options import StaticPolicyOptions
 from cpumanager.core.containermap import ContainerMap
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.ids import ContainerKey, PodUID
-from cpumanager.core.presets import synthetic
 from cpumanager.core.workload import Container, ContainerKind, Pod
 from cpumanager.errors import CpuManagerError, StateValidationError, StoreError
+from cpumanager.presets import synthetic
 from tests.builders import container, pod
 from tests.manager.harness import Kubelet
 

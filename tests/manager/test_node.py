@@ -17,12 +17,12 @@ from cpumanager.core.bitmask import NUMAMask
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.hints.device_hints import Device
 from cpumanager.core.ids import ContainerID, ContainerName, PodUID
-from cpumanager.core.kubelet_config import KubeletConfig
-from cpumanager.core.presets import synthetic
 from cpumanager.core.topology import CPUTopology
 from cpumanager.core.workload import ContainerKind, Pod
 from cpumanager.errors import ConfigError, StateValidationError
+from cpumanager.formats.kubelet_config import KubeletConfig
 from cpumanager.manager.node import Node, NodeResources
+from cpumanager.presets import synthetic
 from tests.builders import container, cpus, guaranteed, pod
 
 MACHINE = synthetic(sockets=2, cores_per_numa=4, threads=2)

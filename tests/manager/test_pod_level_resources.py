@@ -16,10 +16,10 @@ from cpumanager.adapters.memory_store import InMemoryStore
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.events import Admitted, Rejected
 from cpumanager.core.ids import ContainerName, PodUID
-from cpumanager.core.kubelet_config import KubeletConfig
-from cpumanager.core.presets import synthetic
 from cpumanager.core.workload import Pod
+from cpumanager.formats.kubelet_config import KubeletConfig
 from cpumanager.manager.node import Node
+from cpumanager.presets import synthetic
 from tests.builders import container
 
 MACHINE = synthetic(sockets=2, cores_per_numa=4, threads=2)

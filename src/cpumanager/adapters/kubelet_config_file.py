@@ -11,8 +11,8 @@ from pathlib import Path
 import yaml
 
 from cpumanager.adapters._text import read_utf8_text, yaml_problem
-from cpumanager.core.kubelet_config import KubeletConfig
 from cpumanager.errors import ConfigError
+from cpumanager.formats.kubelet_config import KubeletConfig
 
 __all__ = ["kubelet_config_from_text", "read_kubelet_config"]
 

@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from cpumanager.core.machine_format import topology_from_dict, topology_to_dict
 from cpumanager.core.topology import CPUTopology
 from cpumanager.errors import MachineError
+from cpumanager.formats.machine_format import topology_from_dict, topology_to_dict
 
 __all__ = ["dump_machine", "load_machine_text", "read_machine_file", "write_machine_file"]
 

@@ -20,9 +20,9 @@ from cpumanager.adapters._text import (
     read_utf8_text,
     yaml_problem,
 )
-from cpumanager.core.manifest import pods_from_documents
 from cpumanager.core.workload import Pod
 from cpumanager.errors import InputError, WorkloadError
+from cpumanager.formats.manifest import pods_from_documents
 
 __all__ = ["load_pods", "manifest_files", "pods_from_text", "read_manifest_documents"]
 

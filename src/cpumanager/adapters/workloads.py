@@ -22,9 +22,9 @@ import yaml
 
 from cpumanager.adapters._text import YAML_LOADER, manifest_files_in
 from cpumanager.core.ids import ContainerID
-from cpumanager.core.manifest import pod_from_manifest
 from cpumanager.core.workload import Pod
 from cpumanager.errors import InputError, WorkloadError
+from cpumanager.formats.manifest import pod_from_manifest
 
 __all__ = ["CGROUP_ANNOTATION", "PID_ANNOTATION", "Workload", "WorkloadScan", "read_workloads"]
 

@@ -119,8 +119,8 @@ def run(
 def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:
     if value is None:
         return None
-    from cpumanager.core.kubelet_config import parse_go_duration
     from cpumanager.errors import ConfigError
+    from cpumanager.formats.kubelet_config import parse_go_duration
 
     try:
         seconds = parse_go_duration(value, field="--period")

@@ -2,7 +2,7 @@
 
 With ``--batch`` every non-blank stdin line is one JSON request and gets one compact JSON
 answer line, in order (blank lines are skipped). Without it the flags make one request,
-answered the same way. The protocol and the answers live in :mod:`cpumanager.core.compute`;
+answered the same way. The protocol and the answers live in :mod:`cpumanager.cli.compute_protocol`;
 this module only reads lines, builds requests from flags and prints.
 
 Exit code: 0 when every request was answered, even when the answer is an allocation error
@@ -21,8 +21,8 @@ from typing import Any, TypeVar
 
 import click
 
+from cpumanager.cli.compute_protocol import Answer, ComputeSession, Kind
 from cpumanager.cli.options import emit_json, load_topology, machine_options
-from cpumanager.core.compute import Answer, ComputeSession, Kind
 
 __all__ = ["compute"]
 
@@ -114,8 +114,8 @@ def _json(text: str, flag: str, example: str) -> object:
 
 def _machine_value(sysfs: Path | None, machine: str | None) -> object:
     """A preset name as is; anything else (file, sysfs, this host) as a machine object."""
-    from cpumanager.core.machine_format import topology_to_dict
-    from cpumanager.core.presets import is_preset
+    from cpumanager.formats.machine_format import topology_to_dict
+    from cpumanager.presets import is_preset
 
     if machine is not None and is_preset(machine):
         return machine

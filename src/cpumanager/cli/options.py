@@ -101,7 +101,7 @@ def load_topology(*, sysfs: Path | None, machine: str | None) -> CPUTopology:
         msg = "give either --sysfs or --machine, not both"
         raise click.UsageError(msg)
     if machine is not None:
-        from cpumanager.core.presets import get_preset, is_preset
+        from cpumanager.presets import get_preset, is_preset
 
         if is_preset(machine):
             return get_preset(machine)

@@ -2,7 +2,7 @@
 
 Human output is a rich picture: sockets -> NUMA nodes -> L3 groups -> cores -> threads, the
 memory of each node, memory-only nodes, the distance matrix and any discovery warnings.
-``-o json`` prints the machine file format (``core/machine_format.py``) as one compact object,
+``-o json`` prints the machine file format (``formats/machine_format.py``) as one compact object,
 ``-o yaml`` the same as YAML; ``--save FILE`` writes it to a file (YAML for .yaml/.yml).
 """
 
@@ -119,7 +119,7 @@ def render_topology(topology: CPUTopology, console: Console) -> None:
     """Print the human picture of ``topology`` on ``console``."""
     from rich.markup import escape
 
-    from cpumanager.core.machine_format import topology_to_dict
+    from cpumanager.formats.machine_format import topology_to_dict
 
     console.print(_tree(topology))
     matrix = _distances(topology)
@@ -134,7 +134,7 @@ def render_topology(topology: CPUTopology, console: Console) -> None:
 
 
 def _list_presets(output: str) -> None:
-    from cpumanager.core.presets import list_presets
+    from cpumanager.presets import list_presets
 
     presets = list_presets()
     if output == "json":
@@ -196,7 +196,7 @@ def topology(
         click.echo(f"cpumanager: saved machine file {save}", err=True)
     fmt = output.lower()
     if fmt == "json":
-        from cpumanager.core.machine_format import topology_to_dict
+        from cpumanager.formats.machine_format import topology_to_dict
 
         emit_json(topology_to_dict(topo))
     elif fmt == "yaml":

@@ -26,7 +26,6 @@ from cpumanager.core.events import (
     Started,
     StateRepaired,
 )
-from cpumanager.core.gc import active_containers, stale_keys
 from cpumanager.core.hints.hint import ProviderHints
 from cpumanager.core.ids import ContainerID, ContainerKey, ContainerName, PodUID
 from cpumanager.core.merge.exact import AnyProviderHints
@@ -34,6 +33,7 @@ from cpumanager.core.policy.base import Policy, ReusableCPUs
 from cpumanager.core.reconcile import ContainerStatus, plan_updates
 from cpumanager.core.repair import repair_snapshot
 from cpumanager.core.restore import check_policy_name
+from cpumanager.core.stale_state import active_containers, stale_keys
 from cpumanager.core.state import StateSnapshot
 from cpumanager.core.workload import Container, Pod, guaranteed_cpus
 from cpumanager.errors import (

@@ -21,7 +21,6 @@ from cpumanager.core.allocation.options import StaticPolicyOptions
 from cpumanager.core.hints.device_hints import Device, DeviceState
 from cpumanager.core.hints.memory_hints import MemoryState
 from cpumanager.core.ids import ContainerID, ContainerName, PodUID
-from cpumanager.core.kubelet_config import KubeletConfig, reserved_memory_per_node
 from cpumanager.core.merge.options import build_topology_manager_config
 from cpumanager.core.policy.base import Policy
 from cpumanager.core.policy.none import NonePolicy
@@ -29,6 +28,7 @@ from cpumanager.core.policy.static import StaticPolicy
 from cpumanager.core.topology import CPUTopology
 from cpumanager.core.workload import Container, Pod, pod_level_resources_set
 from cpumanager.errors import ConfigError
+from cpumanager.formats.kubelet_config import KubeletConfig, reserved_memory_per_node
 from cpumanager.manager.cpu_manager import CPUManager
 from cpumanager.manager.providers import (
     IMPLICIT_AFTER,

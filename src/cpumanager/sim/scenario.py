@@ -164,8 +164,8 @@ def _read_yaml_file(base: Path, name: object, where: str) -> Any:
 def _machine(raw: object, base: Path) -> CPUTopology:
     from cpumanager.adapters.machine_file import read_machine_file
     from cpumanager.adapters.sysfs import SysfsReader
-    from cpumanager.core.machine_format import topology_from_dict
-    from cpumanager.core.presets import get_preset
+    from cpumanager.formats.machine_format import topology_from_dict
+    from cpumanager.presets import get_preset
 
     spec = _mapping(raw, "machine")
     if "preset" in spec:
@@ -183,7 +183,7 @@ def _machine(raw: object, base: Path) -> CPUTopology:
 
 
 def _pods(raw: object, base: Path, where: str) -> list[Pod]:
-    from cpumanager.core.manifest import pods_from_documents
+    from cpumanager.formats.manifest import pods_from_documents
 
     if raw is None:
         return []

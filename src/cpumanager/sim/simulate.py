@@ -37,12 +37,12 @@ from cpumanager.core.events import (
 from cpumanager.core.hints.device_hints import Device
 from cpumanager.core.hints.source import HintSource
 from cpumanager.core.ids import ContainerID, ContainerKey, PodUID
-from cpumanager.core.kubelet_config import KubeletConfig
 from cpumanager.core.quantity import parse_quantity
 from cpumanager.core.reconcile import ContainerPhase, ContainerStatus
 from cpumanager.core.topology import CPUInfo, CPUTopology
 from cpumanager.core.workload import Pod
 from cpumanager.errors import CpuManagerError, ScenarioError
+from cpumanager.formats.kubelet_config import KubeletConfig
 from cpumanager.manager.node import Node, NodeResources
 from cpumanager.manager.topology_manager import AdmissionResult
 from cpumanager.metrics import PrometheusObserver

@@ -7,7 +7,7 @@ import pytest
 from cpumanager.core.allocation import StaticPolicyOptions, take_by_topology
 from cpumanager.core.allocation.distribute import _round_robin, balance_score
 from cpumanager.core.cpuset import CPUSet
-from cpumanager.core.presets import synthetic
+from cpumanager.presets import synthetic
 
 DIST_FULL = StaticPolicyOptions(distribute_cpus_across_numa=True, full_pcpus_only=True)
 

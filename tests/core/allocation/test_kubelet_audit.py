@@ -28,9 +28,9 @@ from hypothesis import strategies as st
 
 from cpumanager.core.allocation import StaticPolicyOptions, take_by_topology
 from cpumanager.core.cpuset import CPUSet
-from cpumanager.core.presets import synthetic
 from cpumanager.core.topology import CPUInfo, CPUTopology
 from cpumanager.errors import NotEnoughCPUsError
+from cpumanager.presets import synthetic
 from tests.kubelet_vectors import kubelet_topology, load
 
 CASES: list[dict[str, Any]] = load("take_by_topology.json")["cases"]

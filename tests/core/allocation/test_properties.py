@@ -9,8 +9,8 @@ from cpumanager.core.allocation import StaticPolicyOptions, take_by_topology
 from cpumanager.core.allocation.distribute import take_distributed
 from cpumanager.core.allocation.index import topology_index
 from cpumanager.core.cpuset import CPUSet
-from cpumanager.core.presets import synthetic
 from cpumanager.core.topology import CPUTopology
+from cpumanager.presets import synthetic
 
 
 @st.composite

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from cpumanager.core.bitmask import iterate_masks
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.hints.cpu_hints import cpu_hint_source, generate_cpu_hints
-from cpumanager.core.presets import get_preset, synthetic
 from cpumanager.core.topology import CPUTopology
+from cpumanager.presets import get_preset, synthetic
 
 MACHINES = {
     "dual-socket-ht": get_preset("topoDualSocketHT"),

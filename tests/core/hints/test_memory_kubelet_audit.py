@@ -38,9 +38,9 @@ from cpumanager.core.hints.memory_hints import (
 )
 from cpumanager.core.hints.source import MultiCapacityHintSource
 from cpumanager.core.ids import ContainerKey, ContainerName, PodUID
-from cpumanager.core.kubelet_config import KubeletConfig, reserved_memory_per_node
 from cpumanager.core.workload import Container, ContainerKind, Pod
 from cpumanager.errors import ConfigError, UnexpectedAdmissionError
+from cpumanager.formats.kubelet_config import KubeletConfig, reserved_memory_per_node
 
 MB, GB = 2**20, 2**30
 HP = "hugepages-1Gi"

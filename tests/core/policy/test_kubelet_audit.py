@@ -15,10 +15,10 @@ from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.policy.base import ReusableCPUs
 from cpumanager.core.policy.none import NonePolicy
 from cpumanager.core.policy.static import StaticPolicy
-from cpumanager.core.presets import synthetic
 from cpumanager.core.state import StateSnapshot
 from cpumanager.core.topology import CPUTopology
 from cpumanager.errors import ConfigError, SMTAlignmentError
+from cpumanager.presets import synthetic
 from tests.builders import container, pod, snapshot
 from tests.kubelet_vectors import kubelet_topology
 

@@ -10,10 +10,10 @@ from cpumanager.core.bitmask import NUMAMask
 from cpumanager.core.ids import ContainerName, PodUID
 from cpumanager.core.policy.base import ReusableCPUs
 from cpumanager.core.policy.static import StaticPolicy
-from cpumanager.core.presets import synthetic
 from cpumanager.core.state import StateSnapshot
 from cpumanager.core.workload import ContainerKind, Pod
 from cpumanager.errors import AllocationError
+from cpumanager.presets import synthetic
 from tests.builders import container
 
 OPTIONS = [

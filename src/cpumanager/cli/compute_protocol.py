@@ -35,12 +35,10 @@ from cpumanager.core.bitmask import NUMAMask
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.hints.cpu_hints import generate_cpu_hints
 from cpumanager.core.hints.hint import NO_PLACEMENT, NO_PREFERENCE, TopologyHint
-from cpumanager.core.machine_format import topology_from_dict
 from cpumanager.core.merge.exact import AnyProviderHints, AnyResourceHints
 from cpumanager.core.merge.options import build_topology_manager_config
 from cpumanager.core.merge.policies import merge_hints
 from cpumanager.core.policy.static import StaticPolicy
-from cpumanager.core.presets import get_preset, is_preset
 from cpumanager.core.state import StateSnapshot
 from cpumanager.core.topology import CPUTopology
 from cpumanager.errors import (
@@ -50,6 +48,8 @@ from cpumanager.errors import (
     InvalidNUMAMaskError,
     MachineError,
 )
+from cpumanager.formats.machine_format import topology_from_dict
+from cpumanager.presets import get_preset, is_preset
 
 __all__ = [
     "KINDS",

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from cpumanager.core.gc import active_containers, stale_keys
 from cpumanager.core.ids import ContainerKey, ContainerName, PodUID
+from cpumanager.core.stale_state import active_containers, stale_keys
 from tests.builders import container, guaranteed, pod, snapshot
 
 

@@ -4,7 +4,7 @@ Each entry: kubelet name -> (kebab-case alias, source test file, declared counte
 (NumCPUs, NumCores, NumSockets, NumNUMANodes, NumUncoreCache) copied verbatim, and the
 per-CPU columns core / socket / numa / uncore for CPUs 0..n-1). A column is a list of
 arithmetic runs: ``v`` one value, ``v*n`` n copies, ``v+s*n`` n values from v in steps of s.
-Decoded by :mod:`cpumanager.core.presets`.
+Decoded by :mod:`cpumanager.presets`.
 """
 
 from __future__ import annotations

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from cpumanager.core.manifest import derived_pod_uid, pod_from_manifest, pods_from_documents
 from cpumanager.core.workload import (
     ContainerKind,
     QoSClass,
@@ -17,6 +16,7 @@ from cpumanager.core.workload import (
     qos_class,
 )
 from cpumanager.errors import InputError, WorkloadError
+from cpumanager.formats.manifest import derived_pod_uid, pod_from_manifest, pods_from_documents
 
 
 def ctr(name: str = "c", *, limits: Any = None, requests: Any = None, **extra: Any) -> dict:

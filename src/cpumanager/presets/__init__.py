@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from functools import cache
 from types import MappingProxyType
 
-from cpumanager.core._kubelet_machines import KUBELET_MACHINES
 from cpumanager.core.topology import CPUInfo, CPUTopology, NUMANodeInfo
 from cpumanager.errors import MachineError
+from cpumanager.presets.kubelet_machines import KUBELET_MACHINES
 
 __all__ = [
     "GIB",

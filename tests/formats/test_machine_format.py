@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from cpumanager.core.machine_format import topology_from_dict, topology_to_dict
-from cpumanager.core.presets import get_preset, list_presets, synthetic
 from cpumanager.errors import MachineError
+from cpumanager.formats.machine_format import topology_from_dict, topology_to_dict
+from cpumanager.presets import get_preset, list_presets, synthetic
 
 SMALL: dict[str, Any] = {
     "name": "tiny",

@@ -9,20 +9,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cpumanager.core.allocation.options import StaticPolicyOptions
-from cpumanager.core.allocation.take import take_by_topology
-from cpumanager.core.compute import (
+from cpumanager.cli.compute_protocol import (
     KINDS,
     MAX_HINT_NUMA_NODES,
     Answer,
     ComputeSession,
     Kind,
 )
+from cpumanager.core.allocation.options import StaticPolicyOptions
+from cpumanager.core.allocation.take import take_by_topology
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.hints.cpu_hints import generate_cpu_hints
-from cpumanager.core.machine_format import topology_to_dict
-from cpumanager.core.presets import get_preset
 from cpumanager.errors import CpuManagerError, NotEnoughCPUsError, SMTAlignmentError
+from cpumanager.formats.machine_format import topology_to_dict
+from cpumanager.presets import get_preset
 
 SESSION = ComputeSession()
 MACHINE = "2s2n4c2t"  # 32 CPUs; node n holds cores 4n..4n+3 and their siblings (+16)

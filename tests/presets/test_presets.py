@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cpumanager.core.presets import GIB, get_preset, is_preset, list_presets, parse_shape, synthetic
 from cpumanager.core.topology import CPUTopology
 from cpumanager.errors import MachineError
+from cpumanager.presets import GIB, get_preset, is_preset, list_presets, parse_shape, synthetic
 
 # sha256 (first 16 hex digits) of "cpu:core:socket:numa:uncore;..." for each kubelet fixture,
 # computed from the kubelet's test tables; guards the compact encoding of the preset data.

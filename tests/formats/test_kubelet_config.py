@@ -10,12 +10,12 @@ import pytest
 
 from cpumanager.adapters.kubelet_config_file import kubelet_config_from_text, read_kubelet_config
 from cpumanager.core.cpuset import CPUSet
-from cpumanager.core.kubelet_config import (
+from cpumanager.errors import ConfigError, InputError
+from cpumanager.formats.kubelet_config import (
     KubeletConfig,
     parse_go_duration,
     reserved_memory_per_node,
 )
-from cpumanager.errors import ConfigError, InputError
 
 STATIC = {"cpuManagerPolicy": "static"}
 
