@@ -18,7 +18,8 @@ codes (1 = bad input or file, 3 = system or runtime failure; 2 is click's usage 
     │   └── CheckpointError             cpu_manager_state unusable
     │       ├── CheckpointFormatError   not a checkpoint the kubelet could decode
     │       ├── CheckpointCorruptError  checksum mismatch
-    │       └── StateValidationError    decodes, but does not fit machine/policy/reservation
+    │       ├── StateValidationError    decodes, but does not fit machine/policy/reservation
+    │       └── ContainerMapRequiredError  a V1 conversion needs the container map
     ├── AllocationError                 a request cannot be satisfied          (exit 1)
     │   ├── NotEnoughCPUsError
     │   ├── SMTAlignmentError
@@ -121,6 +122,12 @@ class CheckpointCorruptError(CheckpointError):
         self.source = source
         self.stored = stored
         self.computed = computed
+
+
+class ContainerMapRequiredError(CheckpointError):
+    """Converting to or from V1 needs to know which container id belongs to which pod."""
+
+    reason = "ContainerMapRequiredError"
 
 
 class StateValidationError(CheckpointError):

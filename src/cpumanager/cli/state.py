@@ -17,81 +17,30 @@ from typing import Any
 
 import click
 
-from cpumanager.adapters import filestore
+from cpumanager.adapters.checkpoint_files import (
+    read_checkpoint,
+    read_container_map,
+    write_conversion,
+)
 from cpumanager.checkpoint import codec
-from cpumanager.checkpoint.codec import Attempt
-from cpumanager.checkpoint.gojson import go_quote
+from cpumanager.checkpoint.convert import (
+    TARGET_FORMATS,
+    TargetFormat,
+    checksum_status,
+    convert,
+    diff_states,
+    read_for_conversion,
+    read_lenient,
+)
 from cpumanager.checkpoint.loader import Diagnosis, diagnose
-from cpumanager.checkpoint.migrate import parse_container_map, v1_to_v2, v2_to_v1
-from cpumanager.checkpoint.model import CheckpointV1, CheckpointV2
 from cpumanager.cli.options import emit_json, load_topology, machine_options, output_option
 from cpumanager.core.containermap import ContainerMap
 from cpumanager.core.cpuset import CPUSet
-from cpumanager.core.ids import ContainerID, ContainerName, PodUID
 from cpumanager.core.state import StateSnapshot
 from cpumanager.core.topology import CPUTopology
-from cpumanager.errors import CheckpointError, CheckpointFormatError, InputError
+from cpumanager.errors import ContainerMapRequiredError, InputError
 
 __all__ = ["state"]
-
-FORMATS = ("v1", "v2")
-
-
-# --- reading --------------------------------------------------------------------------------
-
-
-def _read(path: Path) -> bytes:
-    data = filestore.read_bytes(path)
-    if data is None:
-        message = f"{str(path)!r} does not exist; give the path of a cpu_manager_state file"
-        raise CheckpointError(message)
-    return data
-
-
-def _container_map(path: Path | None) -> ContainerMap | None:
-    if path is None:
-        return None
-    return parse_container_map(_read_map(path), source=str(path))
-
-
-def _read_map(path: Path) -> bytes:
-    data = filestore.read_bytes(path)
-    if data is None:
-        message = f"container map {str(path)!r} does not exist"
-        raise InputError(message)
-    return data
-
-
-def _lenient(data: bytes, source: str) -> Attempt:
-    """The first format (V2 first) that decodes, checksum good or not; error if none does."""
-    attempts = codec.attempts(data, order="v2-first")
-    for result in attempts:
-        if result.ok:
-            return result
-    for result in attempts:
-        if result.checkpoint is not None:
-            return result
-    reasons = "; ".join(dict.fromkeys(f"as {r.format.upper()}: {r.error}" for r in attempts))
-    message = f"{source!r} is not a kubelet checkpoint ({reasons}); nothing was written"
-    raise CheckpointFormatError(message)
-
-
-def _to_v2(
-    checkpoint: CheckpointV1 | CheckpointV2, cmap: ContainerMap | None, source: str
-) -> CheckpointV2:
-    """V2 content of any checkpoint; a V1 file without a map shows container IDs as pods."""
-    if isinstance(checkpoint, CheckpointV2):
-        return checkpoint
-    if cmap is None:
-        cmap = ContainerMap(
-            (ContainerID(cid), PodUID("(container IDs)"), ContainerName(cid))
-            for cid in checkpoint.entries or {}
-        )
-    return v1_to_v2(checkpoint, cmap, source=source)
-
-
-def _snapshot(checkpoint: CheckpointV2, source: str) -> StateSnapshot:
-    return codec.snapshot_from_v2(checkpoint, source=source)
 
 
 def _reserved(text: str | None) -> CPUSet | None:
@@ -162,16 +111,11 @@ def inspect(
 ) -> None:
     """Show pods, containers, their CPUs (socket/NUMA/core) and the shared pool."""
     source = str(path)
-    result = _lenient(_read(path), source)
-    assert result.checkpoint is not None
-    cmap = _container_map(containers)
-    snapshot = _snapshot(_to_v2(result.checkpoint, cmap, source), source)
+    data = read_checkpoint(path)
+    reading = read_lenient(data, source=source, container_map=read_container_map(containers))
+    result, snapshot = reading.attempt, reading.snapshot
     topology = _topology(sysfs, machine)
-    checksum = (
-        "unchecked (stored 0)"
-        if result.stored_checksum == 0
-        else ("ok" if result.ok else f"MISMATCH (computed {result.computed_checksum})")
-    )
+    checksum = checksum_status(result)
     entries = [
         {
             "pod": pod,
@@ -257,10 +201,10 @@ def verify(
 ) -> None:
     """Exit 0 when the kubelet would restore PATH; else exit 1 and print every reason."""
     reserved = _reserved(reserved_cpus)
-    cmap = _container_map(containers)
+    cmap = read_container_map(containers)
     topology = _topology(sysfs, machine)
     found = diagnose(
-        _read(path),
+        read_checkpoint(path),
         source=str(path),
         configured_policy=policy,
         container_map=cmap,
@@ -306,57 +250,6 @@ def _destination(path: Path, out: Path | None, in_place: bool) -> Path:
     return out
 
 
-def _canonical_v1(checkpoint: CheckpointV1, source: str) -> CheckpointV1:
-    default = codec.parse_cpu_list(checkpoint.default_cpu_set)
-    entries = {}
-    for cid, text in (checkpoint.entries or {}).items():
-        try:
-            entries[cid] = str(codec.parse_cpu_list(text))
-        except codec.CPUListError as err:
-            message = (
-                f"{source!r}: could not parse cpuset {go_quote(text)} of container "
-                f"{go_quote(cid)}: {err}"
-            )
-            raise CheckpointFormatError(message) from None
-    return CheckpointV1(checkpoint.policy_name, str(default), entries)
-
-
-def _encode_as(
-    checkpoint: CheckpointV1 | CheckpointV2, target: str, cmap: ContainerMap | None, source: str
-) -> bytes:
-    """Kubelet-canonical bytes of ``checkpoint`` in ``target`` format (CPU lists normalised)."""
-    if isinstance(checkpoint, CheckpointV1) and target == "v1":
-        try:
-            return codec.encode_v1(_canonical_v1(checkpoint, source))
-        except codec.CPUListError as err:
-            message = f"{source!r}: could not parse the default cpu set: {err}"
-            raise CheckpointFormatError(message) from None
-    if isinstance(checkpoint, CheckpointV1):
-        if cmap is None:
-            message = "a V1 file needs --containers MAP.json to become V2 (it is keyed by ID)"
-            raise click.UsageError(message)
-        checkpoint = v1_to_v2(checkpoint, cmap, source=source)
-    snapshot = _snapshot(checkpoint, source)
-    if target == "v2":
-        return codec.encode_v2(snapshot)
-    if cmap is None:
-        message = "a V1 file is keyed by container ID: give --containers MAP.json"
-        raise click.UsageError(message)
-    return codec.encode_v1(v2_to_v1(codec.checkpoint_v2_from_snapshot(snapshot), cmap))
-
-
-def _write_checked(data: bytes, target: str, dest: Path, *, in_place: bool) -> int:
-    """Decode the new bytes again before writing them; return their checksum."""
-    again = codec.decode_as(data, target, source=str(dest))  # type: ignore[arg-type]
-    if codec.encode_checkpoint(again) != data:  # pragma: no cover - codec invariant
-        message = "internal check failed: the re-encoded file does not decode to itself"
-        raise CheckpointFormatError(message)
-    if in_place:
-        filestore.preserve_copy(dest, dest.with_name(dest.name + ".last-good"))
-    filestore.write_atomic(dest, data)
-    return again.checksum
-
-
 def _report(fmt: str, rows: list[tuple[str, str]], payload: dict[str, Any]) -> None:
     if fmt == "json":
         emit_json(payload)
@@ -369,33 +262,25 @@ def _convert(
     *,
     out: Path | None,
     in_place: bool,
-    target: str | None,
+    target: TargetFormat | None,
     containers: Path | None,
     fmt: str,
     strict_checksum: bool,
 ) -> None:
     dest = _destination(path, out, in_place)
     source = str(path)
-    data = _read(path)
-    if strict_checksum:
-        checkpoint: CheckpointV1 | CheckpointV2 = codec.decode(
-            data, source=source, order="v2-first"
+    checkpoint = read_for_conversion(
+        read_checkpoint(path), source=source, strict_checksum=strict_checksum
+    )
+    cmap = read_container_map(containers)
+    try:
+        conversion = convert(
+            checkpoint, target=target, container_map=cmap, source=source, destination=str(dest)
         )
-    else:
-        result = _lenient(data, source)
-        assert result.checkpoint is not None
-        checkpoint = result.checkpoint
-    extra = codec.unknown_keys(data)
-    if extra:
-        keys = ", ".join(go_quote(key) for key in extra)
-        message = (
-            f"{source!r} has keys the kubelet's V1/V2 formats do not know ({keys}); "
-            "it may be a newer format: refusing to drop them, nothing was written"
-        )
-        raise CheckpointFormatError(message)
-    goal = target or checkpoint.format
-    new = _encode_as(checkpoint, goal, _container_map(containers), source)
-    checksum = _write_checked(new, goal, dest, in_place=in_place)
+    except ContainerMapRequiredError as err:
+        raise click.UsageError(err.message) from None
+    write_conversion(conversion, dest, in_place=in_place)
+    goal, new, checksum = conversion.target_format, conversion.data, conversion.checksum
     _report(
         fmt,
         [
@@ -432,10 +317,16 @@ _fmt = click.option(
 )
 @_out
 @_in_place
-@click.option("--to", "target", type=click.Choice(FORMATS), default="v2", show_default=True)
+@click.option("--to", "target", type=click.Choice(TARGET_FORMATS), default="v2", show_default=True)
 @_fmt
 def migrate(
-    *, path: Path, containers: Path, out: Path | None, in_place: bool, target: str, fmt: str
+    *,
+    path: Path,
+    containers: Path,
+    out: Path | None,
+    in_place: bool,
+    target: TargetFormat,
+    fmt: str,
 ) -> None:
     """Convert V1 -> V2 through a container map (or V2 -> V1 for a downgrade)."""
     _convert(
@@ -453,7 +344,9 @@ def migrate(
 @click.argument("path", type=click.Path(path_type=Path))
 @_out
 @_in_place
-@click.option("--to", "target", type=click.Choice(FORMATS), default=None, help="Default: keep.")
+@click.option(
+    "--to", "target", type=click.Choice(TARGET_FORMATS), default=None, help="Default: keep."
+)
 @click.option("--containers", type=click.Path(path_type=Path), help="Needed to change format.")
 @_fmt
 def rewrite(
@@ -461,7 +354,7 @@ def rewrite(
     path: Path,
     out: Path | None,
     in_place: bool,
-    target: str | None,
+    target: TargetFormat | None,
     containers: Path | None,
     fmt: str,
 ) -> None:
@@ -481,18 +374,7 @@ def rewrite(
 
 
 def _load_any(path: Path, cmap: ContainerMap | None) -> StateSnapshot:
-    source = str(path)
-    result = _lenient(_read(path), source)
-    assert result.checkpoint is not None
-    return _snapshot(_to_v2(result.checkpoint, cmap, source), source)
-
-
-def _flat(snapshot: StateSnapshot) -> dict[tuple[str, str], CPUSet]:
-    return {
-        (pod, name): cpus
-        for pod, containers in snapshot.assignments.items()
-        for name, cpus in containers.items()
-    }
+    return read_lenient(read_checkpoint(path), source=str(path), container_map=cmap).snapshot
 
 
 @state.command()
@@ -502,35 +384,30 @@ def _flat(snapshot: StateSnapshot) -> dict[tuple[str, str], CPUSet]:
 @output_option
 def diff(a: Path, b: Path, containers: Path | None, output: str) -> None:
     """What moved between two checkpoints: policy, shared pool, containers."""
-    cmap = _container_map(containers)
-    before, after = _load_any(a, cmap), _load_any(b, cmap)
-    old, new = _flat(before), _flat(after)
-    changes = []
-    for key in sorted(old.keys() | new.keys()):
-        was, now = old.get(key), new.get(key)
-        if was == now:
-            continue
-        kind = "added" if was is None else "removed" if now is None else "changed"
-        changes.append(
-            {
-                "pod": key[0],
-                "container": key[1],
-                "change": kind,
-                "before": "" if was is None else str(was),
-                "after": "" if now is None else str(now),
-            }
-        )
+    cmap = read_container_map(containers)
+    found = diff_states(_load_any(a, cmap), _load_any(b, cmap))
+    before, after = found.before, found.after
+    changes = [
+        {
+            "pod": c.pod,
+            "container": c.container,
+            "change": c.change,
+            "before": "" if c.before is None else str(c.before),
+            "after": "" if c.after is None else str(c.after),
+        }
+        for c in found.changes
+    ]
     shared = {
         "before": str(before.default_cpuset),
         "after": str(after.default_cpuset),
-        "gained": str(after.default_cpuset - before.default_cpuset),
-        "lost": str(before.default_cpuset - after.default_cpuset),
+        "gained": str(found.shared_gained),
+        "lost": str(found.shared_lost),
     }
     policy = {"before": before.policy_name, "after": after.policy_name}
     if output == "json":
         emit_json({"policy": policy, "shared": shared, "containers": changes})
         return
-    if before == after:
+    if found.same:
         click.echo("no difference in state")
         return
     rows = []

@@ -1,0 +1,47 @@
+"""Checkpoint and container-map files for the ``state`` commands: read whole, write checked.
+
+The workflow itself is pure (:mod:`cpumanager.checkpoint.convert`); this module only turns
+paths into bytes with one-line errors, and writes a conversion atomically, keeping
+``<name>.last-good`` first when the input is replaced in place.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cpumanager.adapters import filestore
+from cpumanager.checkpoint.convert import Conversion
+from cpumanager.checkpoint.migrate import parse_container_map
+from cpumanager.core.containermap import ContainerMap
+from cpumanager.errors import CheckpointError, InputError
+
+__all__ = ["read_checkpoint", "read_container_map", "write_conversion"]
+
+LAST_GOOD_SUFFIX = ".last-good"
+
+
+def read_checkpoint(path: Path) -> bytes:
+    """The bytes of a checkpoint file; CheckpointError when it does not exist."""
+    data = filestore.read_bytes(path)
+    if data is None:
+        message = f"{str(path)!r} does not exist; give the path of a cpu_manager_state file"
+        raise CheckpointError(message)
+    return data
+
+
+def read_container_map(path: Path | None) -> ContainerMap | None:
+    """The container map in a ``{"<containerID>": {"podUID", "containerName"}}`` file."""
+    if path is None:
+        return None
+    data = filestore.read_bytes(path)
+    if data is None:
+        message = f"container map {str(path)!r} does not exist"
+        raise InputError(message)
+    return parse_container_map(data, source=str(path))
+
+
+def write_conversion(conversion: Conversion, dest: Path, *, in_place: bool) -> None:
+    """Write the new bytes atomically; in place, keep the old file as ``<name>.last-good``."""
+    if in_place:
+        filestore.preserve_copy(dest, dest.with_name(dest.name + LAST_GOOD_SUFFIX))
+    filestore.write_atomic(dest, conversion.data)
