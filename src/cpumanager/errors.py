@@ -15,6 +15,7 @@ codes (1 = bad input or file, 3 = system or runtime failure; 2 is click's usage 
     │   ├── ConfigError                 kubelet configuration / policy options invalid
     │   ├── ScenarioError               simulator scenario malformed
     │   ├── InvalidPathError            a path names a directory or device, not a file
+    │   ├── SnapshotError               node snapshot file unusable
     │   └── CheckpointError             cpu_manager_state unusable
     │       ├── CheckpointFormatError   not a checkpoint the kubelet could decode
     │       ├── CheckpointCorruptError  checksum mismatch
@@ -27,6 +28,7 @@ codes (1 = bad input or file, 3 = system or runtime failure; 2 is click's usage 
     │   └── UnexpectedAdmissionError
     └── HostError                       the host failed us                     (exit 3)
         ├── StoreError                  reading/writing state files failed
+        ├── PodResourcesError           the kubelet's PodResources API did not answer
         └── RuntimeApplyError           cpuset / affinity could not be applied
 
 Errors that the kubelet reports as a pod admission *reason* carry it in ``reason`` so the
@@ -206,3 +208,23 @@ class InvalidPathError(InputError):
     """A path names something that is not the kind of file asked for (a directory, a fifo)."""
 
     reason = "InvalidPathError"
+
+
+class SnapshotError(InputError):
+    """A node snapshot file (``cpumanager node snapshot``) cannot be used."""
+
+    reason = "SnapshotError"
+
+
+class PodResourcesError(HostError):
+    """The kubelet's PodResources API (gRPC on a Unix socket) did not give an answer.
+
+    ``status`` says why in one word: ``missing`` (no socket), ``unimplemented`` (an older
+    kubelet), ``disabled`` (a feature gate is off), ``rate-limited`` or ``error``.
+    """
+
+    reason = "PodResourcesError"
+
+    def __init__(self, message: str, *, status: str = "error") -> None:
+        super().__init__(message)
+        self.status = status
