@@ -126,6 +126,7 @@ def test_options_accept_json_booleans_and_gate_strings() -> None:
         ({"count": 1, "numa_affinity": [True]}, "InputError", "whole numbers"),
         ({"count": 1, "numa_affinity": [5000]}, "InvalidNUMAMaskError", "outside 0-1023"),
         ({"count": 1, "smt_check": "no"}, "InputError", "'smt_check'"),
+        ({"count": 1, "distributed_combination_fix": 1}, "InputError", "combination_fix"),
         ({"count": 1, "machine": 3}, "MachineError", "preset name"),
         ({"count": 1, "machine": {"cpus": [{"cpu": 0}]}}, "MachineError", "lacks"),
         ({"count": 1, "machine": "1000s100n100c8t"}, "MachineError", "more than 65536 CPUs"),
@@ -139,6 +140,21 @@ def test_take_input_errors(fields: dict[str, Any], kind: str, text: str) -> None
     assert error_type(answer) == kind
     assert text in message(answer)
     assert answer.body["id"] == "i"
+
+
+def test_distributed_combination_fix_switch() -> None:
+    """Issue 12's second row: released kubelets end on nodes 0,1,2,15; the fix on 0-3."""
+    request = {
+        "machine": "2s8n4c2t",  # 2 sockets x 8 NUMA nodes x 4 cores x 2 threads = 128 CPUs
+        "available": "0-127",
+        "count": 32,
+        "options": {"distribute-cpus-across-numa": "true"},
+    }
+    topology = get_preset("2s8n4c2t")
+    released = CPUSet.parse(str(SESSION.answer("take", request).body["cpus"]))
+    fixed = SESSION.answer("take", {**request, "distributed_combination_fix": True}).body
+    assert released == topology.cpus_in_numa_nodes([0, 1, 2, 15])
+    assert CPUSet.parse(str(fixed["cpus"])) == topology.cpus_in_numa_nodes([0, 1, 2, 3])
 
 
 def test_align_by_socket_hardware_check() -> None:

@@ -204,10 +204,16 @@ def _answer_cpu_request(
 @_cpu_flags
 @click.option("--numa-affinity", metavar="IDS", help="Take from these NUMA nodes first: 0,1.")
 @click.option("--no-smt-check", is_flag=True, help="Skip the full-pcpus-only admission check.")
+@click.option(
+    "--distributed-combination-fix",
+    is_flag=True,
+    help="Allocate from the best NUMA combination (k/k#141238), not as released kubelets do.",
+)
 def take(
     *,
     numa_affinity: str | None,
     no_smt_check: bool,
+    distributed_combination_fix: bool,
     **shared: Any,
 ) -> None:
     """The CPUs the static policy picks: {"machine", "available", "count", ...} -> {"cpus"}."""
@@ -218,12 +224,18 @@ def take(
             request["numa_affinity"] = _ids(numa_affinity, "--numa-affinity")
         if no_smt_check:
             request["smt_check"] = False
+        if distributed_combination_fix:
+            request["distributed_combination_fix"] = True
         return request
 
     _answer_cpu_request(
         "take",
         _CPUFlags(**shared),
-        extra_flags={"--numa-affinity": numa_affinity, "--no-smt-check": no_smt_check},
+        extra_flags={
+            "--numa-affinity": numa_affinity,
+            "--no-smt-check": no_smt_check,
+            "--distributed-combination-fix": distributed_combination_fix,
+        },
         extras=extras,
     )
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final, Literal
 
 from cpumanager.core.allocation.options import StaticPolicyOptions, parse_go_bool
@@ -82,6 +82,7 @@ _FIELDS: Final[Mapping[Kind, frozenset[str]]] = {
             "feature_gates",
             "numa_affinity",
             "smt_check",
+            "distributed_combination_fix",
         }
     ),
     "hints": frozenset(
@@ -368,6 +369,12 @@ class ComputeSession:
         if not isinstance(smt_check, bool):
             msg = f"'smt_check' must be true or false, got {_show(smt_check)}"
             raise _bad(msg)
+        fix = request.get("distributed_combination_fix", False)
+        if not isinstance(fix, bool):
+            msg = f"'distributed_combination_fix' must be true or false, got {_show(fix)}"
+            raise _bad(msg)
+        if fix:
+            options = replace(options, distributed_combination_fix=True)
         affinity = request.get("numa_affinity")
         hint = None
         if affinity is not None:

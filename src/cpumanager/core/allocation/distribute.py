@@ -19,9 +19,12 @@ groups needed and the nodes with free CPUs), every k-combination of the NUMA ord
   away from zero), as the kubelet computes it.
 
 The combo with the lowest score wins; ties keep the earlier combo and the earlier (larger)
-subset. With align-by-socket a combo inside one socket beats any cross-socket combo. The
-first k with a winner is allocated: ``d`` CPUs from each member by the packed algorithm,
-then the remainder group by group over the chosen subset. When nothing fits, or ``n`` is not
+subset. With align-by-socket a combo inside one socket beats any cross-socket combo.
+Released kubelets then allocate from what their kept slices read back once later
+combinations overwrote them (k/k#141237, modelled in ``go_append``); ``combination_fix``
+allocates from the winner itself (k/k#141238). The first k with a winner is allocated:
+``d`` CPUs from each member by the packed algorithm, then the remainder group by group over
+the chosen subset. When nothing fits, or ``n`` is not
 a multiple of ``g``, the packed algorithm (without uncore alignment) decides.
 
 **The kubelet's missing rule.** The kubelet only checks that a remainder subset has at
@@ -47,14 +50,16 @@ from collections.abc import Sequence
 from itertools import combinations
 
 from cpumanager.core.allocation.accumulator import Accumulator
+from cpumanager.core.allocation.go_append import aliased_combination
 from cpumanager.core.allocation.index import TopologyIndex
 from cpumanager.core.allocation.packed import not_enough, take_packed
 from cpumanager.errors import NotEnoughCPUsError
 
 __all__ = ["balance_score", "take_distributed"]
 
-# (score, positions within the combo of the remainder subset) or None when infeasible.
-_Evaluation = tuple[float, tuple[int, ...]] | None
+# (score, positions within the combo of the remainder subset, positions within the combo of
+# the nodes the remainder search walked over) or None when infeasible.
+_Evaluation = tuple[float, tuple[int, ...], tuple[int, ...]] | None
 
 
 def _go_round(value: float) -> float:
@@ -142,8 +147,8 @@ class _Chooser:
         after = [value - share for value in combo_values]
         remainder = count - share * len(combo_values)
         if remainder == 0:
-            return (self.score(after + others), ())
-        candidates = [i for i, value in enumerate(after) if value >= group]
+            return (self.score(after + others), (), ())
+        candidates = tuple(i for i, value in enumerate(after) if value >= group)
         best = math.inf
         best_subset: tuple[int, ...] = ()
         for size in range(len(candidates), 0, -1):
@@ -155,7 +160,7 @@ class _Chooser:
                 score = self.score(trial + others)
                 if score < best:
                     best, best_subset = score, subset
-        return (best, best_subset)
+        return (best, best_subset, candidates)
 
     def evaluate_literal(self, combo: tuple[int, ...]) -> _Evaluation:
         """The kubelet's per-combo code, step by step (used when the order repeats nodes)."""
@@ -174,8 +179,8 @@ class _Chooser:
             after[numa] -= share
         remainder = count - share * len(combo)
         if remainder == 0:
-            return (self.score(list(after.values())), ())
-        candidates = [i for i, numa in enumerate(combo) if after[numa] >= group]
+            return (self.score(list(after.values())), (), ())
+        candidates = tuple(i for i, numa in enumerate(combo) if after[numa] >= group)
         best = math.inf
         best_subset: tuple[int, ...] = ()
         for size in range(len(candidates), 0, -1):
@@ -195,7 +200,7 @@ class _Chooser:
                 score = self.score([trial[key] for key in keys])
                 if score < best:
                     best, best_subset = score, subset
-        return (best, best_subset)
+        return (best, best_subset, candidates)
 
 
 def _numa_range(ix: TopologyIndex, need: int, numas: list[int], group: int) -> tuple[int, int]:
@@ -210,15 +215,23 @@ def _numa_range(ix: TopologyIndex, need: int, numas: list[int], group: int) -> t
 
 
 def _choose(
-    ix: TopologyIndex, chooser: _Chooser, k: int, *, literal: bool
-) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-    """The winning combo of size ``k`` and its remainder subset (both as NUMA ids)."""
+    ix: TopologyIndex, chooser: _Chooser, k: int, *, literal: bool, fixed: bool
+) -> tuple[tuple[int, ...], tuple[int, ...], bool]:
+    """The combo of size ``k`` the kubelet allocates from, its remainder nodes (NUMA ids).
+
+    ``fixed``: the combo that won (k/k#141238); otherwise what released kubelets read back
+    from the slices they kept (``go_append``). The flag says whether the two differ. An
+    empty combo means no combo of size ``k`` is acceptable.
+    """
     numas, values, align = chooser.numas, chooser.values, chooser.align
     best_score = math.inf
-    best: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+    best_positions: tuple[int, ...] = ()
+    best_evaluation: _Evaluation = None
     best_in_one_socket = False
+    stop: tuple[int, ...] | None = None
     for positions in combinations(range(len(numas)), k):
         if best_score == 0 and (not align or best_in_one_socket):
+            stop = positions  # the kubelet appended this subset before its callback broke
             break
         combo = tuple(numas[i] for i in positions)
         if literal:
@@ -227,7 +240,7 @@ def _choose(
             evaluation = chooser.evaluate(tuple(values[i] for i in positions))
         if evaluation is None:
             continue
-        score, subset = evaluation
+        score = evaluation[0]
         better = score < best_score
         in_one_socket = False
         if align:
@@ -236,9 +249,23 @@ def _choose(
                 better = in_one_socket
         if better:
             best_score = score
-            best = (combo, tuple(combo[i] for i in subset))
+            best_positions, best_evaluation = positions, evaluation
             best_in_one_socket = in_one_socket
-    return best
+    if best_evaluation is None:
+        return (), (), False
+    _, subset, candidates = best_evaluation
+    combo = tuple(numas[i] for i in best_positions)
+    remainder = tuple(combo[i] for i in subset)
+    if fixed:
+        return combo, remainder, False
+    read_back = tuple(numas[i] for i in aliased_combination(best_positions, len(numas), stop))
+    if subset:
+        # remainderCombo holds the winner's own nodes (copied values); its subset aliases
+        inner = aliased_combination([candidates.index(i) for i in subset], len(candidates))
+        remainder_read = tuple(combo[candidates[i]] for i in inner)
+    else:
+        remainder_read = ()
+    return read_back, remainder_read, (read_back, remainder_read) != (combo, remainder)
 
 
 def take_distributed(
@@ -251,10 +278,13 @@ def take_distributed(
     align_by_socket: bool = False,
     trace: list[str] | None = None,
     literal: bool = False,
+    combination_fix: bool = False,
 ) -> int:
     """Bitmask of ``count`` CPUs spread evenly over NUMA nodes (see the module docstring).
 
-    ``literal`` forces the step-by-step evaluation (the reference for differential tests).
+    ``literal`` forces the step-by-step evaluation (the reference for differential tests);
+    ``combination_fix`` allocates from the winning combo (k/k#141238) instead of what
+    released kubelets read back from their overwritten slices.
     """
     if group < 1 or count % group != 0:
         if trace is not None:
@@ -271,9 +301,15 @@ def take_distributed(
     literal = literal or len(set(numas)) != len(numas)
     low, high = _numa_range(ix, count, numas, group)
     for k in range(low, high + 1):
-        choice = _choose(ix, chooser, k, literal=literal)
-        if choice is not None:
-            combo, remainder_nodes = choice
+        combo, remainder_nodes, aliased = _choose(
+            ix, chooser, k, literal=literal, fixed=combination_fix
+        )
+        if combo:
+            if aliased:
+                acc.note(
+                    "released kubelets allocate from the combination their walk wrote last "
+                    "(k/k#141237), not from the best one"
+                )
             return _allocate(acc, combo, remainder_nodes, count=count, group=group, spread=spread)
     acc.note("no NUMA combination can share the request evenly: packing instead")
     return take_packed(ix, available, count, spread=spread, trace=trace)

@@ -88,6 +88,9 @@ class StaticPolicyOptions:
     distribute_cpus_across_cores: bool = False
     strict_cpu_reservation: bool = False
     prefer_align_cpus_by_uncorecache: bool = False
+    # Not a kubelet option: allocate from the distributed search's best NUMA combination as
+    # k/k#141238 intends. Off = what released kubelets do (see ``go_append``).
+    distributed_combination_fix: bool = False
 
     @classmethod
     def parse(

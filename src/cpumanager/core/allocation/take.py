@@ -43,6 +43,7 @@ def take_by_topology(
             spread=spread,
             align_by_socket=options.align_by_socket,
             trace=trace,
+            combination_fix=options.distributed_combination_fix,
         )
     else:
         bits = take_packed(
