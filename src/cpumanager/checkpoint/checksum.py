@@ -25,6 +25,7 @@ from cpumanager.checkpoint.model import CheckpointV1, CheckpointV2, EntriesV1, E
 
 __all__ = [
     "checksum_of",
+    "clean_text",
     "fnv1a_32",
     "render",
     "verifies",
@@ -50,6 +51,9 @@ def _clean(text: str) -> str:
     if text.isascii():
         return text
     return _SURROGATE.sub("\ufffd", text)
+
+
+clean_text = _clean
 
 
 def _render_v2_entries(entries: EntriesV2 | None) -> str:

@@ -1,0 +1,110 @@
+"""Every checkpoint on a node, recognised by its content: one entry point for the snapshot.
+
+The kubelet keeps three checkpoints, each under its own name; a copied file loses its name,
+so the kind is read from the top-level keys (case folded, as Go matches them):
+
+* ``machineState`` → the memory manager's ``memory_manager_state``;
+* ``defaultCpuSet`` → the CPU manager's ``cpu_manager_state``;
+* ``Data`` holding an object → the device manager's ``kubelet_internal_checkpoint``;
+* otherwise ``policyName``/``entries`` alone → ``cpu_manager_state`` (its oldest, sparsest
+  shape). Anything else is refused with the list of keys found.
+
+:func:`decode_any` returns ``(kind, checkpoint)`` in the released kubelets' reading order
+for that kind (CPU: V1 then V2; devices: V2 then V1); :func:`encode_any` writes a decoded
+checkpoint back, byte for byte.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from cpumanager.checkpoint import codec, device, gojson, memory
+from cpumanager.checkpoint.device import DeviceManagerCheckpoint, DeviceManagerCheckpointV1
+from cpumanager.checkpoint.memory import MemoryManagerCheckpoint
+from cpumanager.checkpoint.model import CheckpointV1, CheckpointV2
+from cpumanager.errors import CheckpointFormatError
+
+__all__ = [
+    "KIND_FILE_NAMES",
+    "AnyCheckpoint",
+    "CheckpointKind",
+    "decode_any",
+    "detect_kind",
+    "encode_any",
+]
+
+CheckpointKind = Literal["cpu", "memory", "device"]
+AnyCheckpoint = (
+    CheckpointV1
+    | CheckpointV2
+    | MemoryManagerCheckpoint
+    | DeviceManagerCheckpoint
+    | DeviceManagerCheckpointV1
+)
+KIND_FILE_NAMES: dict[CheckpointKind, str] = {
+    "cpu": "cpu_manager_state",
+    "memory": "memory_manager_state",
+    "device": "device-plugins/kubelet_internal_checkpoint",
+}
+
+
+def _kind_of_tree(tree: gojson.JSONValue) -> CheckpointKind | None:
+    if not isinstance(tree, gojson.JSONObject):
+        return None
+    keys = {gojson.fold_key(key): value for key, value in tree.members}
+    if "machinestate" in keys:
+        return "memory"
+    if "defaultcpuset" in keys:
+        return "cpu"
+    if isinstance(keys.get("data"), gojson.JSONObject):
+        return "device"
+    if "policyname" in keys or "entries" in keys:
+        return "cpu"
+    return None
+
+
+def detect_kind(data: bytes, *, source: str) -> CheckpointKind:
+    """Which kubelet checkpoint ``data`` is; CheckpointFormatError when none fits."""
+    try:
+        tree = gojson.parse(data)
+    except gojson.GoJSONSyntaxError as err:
+        message = (
+            f"{source!r} is not a kubelet checkpoint: {err.message}; give cpu_manager_state, "
+            "memory_manager_state or device-plugins/kubelet_internal_checkpoint"
+        )
+        raise CheckpointFormatError(message) from None
+    kind = _kind_of_tree(tree)
+    if kind is None:
+        found = []
+        if isinstance(tree, gojson.JSONObject):
+            found = [gojson.one_line(key) for key, _ in tree.members][:8]
+        shown = ", ".join(found) if found else "no keys"
+        message = (
+            f"{source!r} is none of the kubelet's checkpoints (top-level keys: {shown}); "
+            "expected policyName/defaultCpuSet (CPU), machineState (memory) or Data (devices)"
+        )
+        raise CheckpointFormatError(message)
+    return kind
+
+
+def decode_any(data: bytes, *, source: str = "<bytes>") -> tuple[CheckpointKind, AnyCheckpoint]:
+    """``(kind, checkpoint)`` for any of the three files, verified as the kubelet verifies it.
+
+    Raises CheckpointFormatError (not a checkpoint, syntax or type error) or
+    CheckpointCorruptError (checksum mismatch), each one line with a remedy.
+    """
+    kind = detect_kind(data, source=source)
+    if kind == "memory":
+        return kind, memory.decode_memory(data, source=source)
+    if kind == "device":
+        return kind, device.decode_device(data, source=source)
+    return kind, codec.decode(data, source=source)
+
+
+def encode_any(checkpoint: AnyCheckpoint) -> bytes:
+    """The bytes the kubelet writes for ``checkpoint`` (its stored checksum kept as is)."""
+    if isinstance(checkpoint, MemoryManagerCheckpoint):
+        return memory.encode_memory(checkpoint)
+    if isinstance(checkpoint, DeviceManagerCheckpoint | DeviceManagerCheckpointV1):
+        return device.encode_device(checkpoint)
+    return codec.encode_checkpoint(checkpoint)

@@ -1,0 +1,257 @@
+"""The memory manager's ``memory_manager_state``, byte for byte (kubelet v1.20 .. v1.35).
+
+Source: ``pkg/kubelet/cm/memorymanager/state/{state.go,checkpoint.go}``. The file is Go's
+``json.Marshal`` of ``MemoryManagerCheckpoint``::
+
+    {"policyName":"Static","machineState":{"0":{"numberOfAssignments":1,"memoryMap":
+     {"memory":{"total":..,"systemReserved":..,"allocatable":..,"reserved":..,"free":..}},
+     "cells":[0]}},"entries":{"<pod uid>":{"<container>":[{"numaAffinity":[0],
+     "type":"memory","size":1073741824}]}},"checksum":4215593881}
+
+(one line). ``machineState`` is a ``map[int]*NUMANodeState``, so its keys are decimal
+strings written in *string* order (``"10"`` before ``"2"``); ``entries`` is left out when
+empty. Reading pre-initialises ``machineState`` and ``entries`` to empty maps, as
+``NewMemoryManagerCheckpoint`` does.
+
+The checksum is FNV-1a 32 over go-spew's ``%#v`` of ``*MemoryManagerCheckpoint`` with
+``Checksum`` zeroed: ``(*state.MemoryManagerCheckpoint){PolicyName:(string)Static
+MachineState:(state.NUMANodeMap)map[0:<*>{NumberOfAssignments:(int)0 MemoryMap:(map[v1.
+ResourceName]*state.MemoryTable)map[memory:<*>{TotalMemSize:(uint64)2048 ...}] Cells:([]int)
+[0]}] Entries:(state.ContainerMemoryAssignments)map[...] Checksum:(checksum.Checksum)0}``.
+Pointers inside maps print ``<*>``, nil pointers/maps/slices ``<nil>``, empty ones ``[]`` or
+``map[]``. Released kubelets verify it exactly (a stored 0 is *not* accepted, unlike the CPU
+file); the development line's V1/V2 split (``podEntries``) and data/dataChecksum layout are
+not read here: their extra keys are ignored and the checksum does not match, as in a
+released kubelet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import ClassVar, Literal
+
+from cpumanager.checkpoint import gojson
+from cpumanager.checkpoint.checksum import fnv1a_32
+from cpumanager.checkpoint.gotypes import (
+    GoField,
+    GoMap,
+    GoPtr,
+    GoScalar,
+    GoSlice,
+    GoStruct,
+    GoTypeError,
+    marshal,
+    spew,
+    unmarshal,
+)
+from cpumanager.errors import CheckpointCorruptError, CheckpointFormatError
+
+__all__ = [
+    "CHECKPOINT_TYPE",
+    "Block",
+    "MemoryAttempt",
+    "MemoryManagerCheckpoint",
+    "MemoryTable",
+    "NUMANodeState",
+    "attempt_memory",
+    "checksum_of_memory",
+    "decode_memory",
+    "encode_memory",
+    "render_memory",
+    "with_fresh_checksum",
+]
+
+MemoryMap = dict[str, "MemoryTable | None"]
+MachineState = dict[int, "NUMANodeState | None"]
+Entries = dict[str, dict[str, "tuple[Block, ...] | None"] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryTable:
+    """``state.MemoryTable``: one memory type on one NUMA node, in bytes."""
+
+    total: int = 0
+    system_reserved: int = 0
+    allocatable: int = 0
+    reserved: int = 0
+    free: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class NUMANodeState:
+    """``state.NUMANodeState``; ``cells`` is the group the node was last allocated with."""
+
+    number_of_assignments: int = 0
+    memory_map: MemoryMap | None = None
+    cells: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """``state.Block``: memory of one type given to a container, and its NUMA nodes."""
+
+    numa_affinity: tuple[int, ...] | None = None
+    type: str = ""
+    size: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryManagerCheckpoint:
+    """``state.MemoryManagerCheckpoint``, nil (None) and empty maps kept apart."""
+
+    policy_name: str = ""
+    machine_state: MachineState | None = field(default_factory=dict)
+    entries: Entries | None = field(default_factory=dict)
+    checksum: int = 0
+
+    kind: ClassVar[Literal["memory"]] = "memory"
+
+    def with_checksum(self, checksum: int) -> MemoryManagerCheckpoint:
+        return replace(self, checksum=checksum)
+
+
+_INT = GoScalar("int", "int")
+_UINT64 = GoScalar("uint64", "uint64")
+_STRING = GoScalar("string", "string")
+_INTS = GoSlice(_INT, "[]int")
+
+MEMORY_TABLE_TYPE = GoStruct(
+    "state",
+    "MemoryTable",
+    MemoryTable,
+    (
+        GoField("TotalMemSize", "total", _UINT64),
+        GoField("SystemReserved", "systemReserved", _UINT64),
+        GoField("Allocatable", "allocatable", _UINT64),
+        GoField("Reserved", "reserved", _UINT64),
+        GoField("Free", "free", _UINT64),
+    ),
+)
+NUMA_NODE_STATE_TYPE = GoStruct(
+    "state",
+    "NUMANodeState",
+    NUMANodeState,
+    (
+        GoField("NumberOfAssignments", "numberOfAssignments", _INT),
+        GoField(
+            "MemoryMap",
+            "memoryMap",
+            GoMap(
+                GoScalar("string", "v1.ResourceName"),
+                GoPtr(MEMORY_TABLE_TYPE),
+                "map[v1.ResourceName]*state.MemoryTable",
+            ),
+        ),
+        GoField("Cells", "cells", _INTS),
+    ),
+)
+BLOCK_TYPE = GoStruct(
+    "state",
+    "Block",
+    Block,
+    (
+        GoField("NUMAAffinity", "numaAffinity", _INTS),
+        GoField("Type", "type", GoScalar("string", "v1.ResourceName")),
+        GoField("Size", "size", _UINT64),
+    ),
+)
+CHECKPOINT_TYPE = GoStruct(
+    "state",
+    "MemoryManagerCheckpoint",
+    MemoryManagerCheckpoint,
+    (
+        GoField("PolicyName", "policyName", _STRING),
+        GoField(
+            "MachineState",
+            "machineState",
+            GoMap(_INT, GoPtr(NUMA_NODE_STATE_TYPE), "state.NUMANodeMap"),
+        ),
+        GoField(
+            "Entries",
+            "entries",
+            GoMap(
+                _STRING,
+                GoMap(_STRING, GoSlice(BLOCK_TYPE, "[]state.Block"), "map[string][]state.Block"),
+                "state.ContainerMemoryAssignments",
+            ),
+            omitempty=True,
+        ),
+        GoField("Checksum", "checksum", GoScalar("uint64", "checksum.Checksum")),
+    ),
+)
+
+
+def render_memory(checkpoint: MemoryManagerCheckpoint) -> str:
+    """go-spew's ``%#v`` of ``&checkpoint`` with ``Checksum`` zeroed (what the kubelet hashes)."""
+    return spew(checkpoint.with_checksum(0), CHECKPOINT_TYPE, pointer=True)
+
+
+def checksum_of_memory(checkpoint: MemoryManagerCheckpoint) -> int:
+    """The checksum a kubelet computes for this content (the stored one is ignored)."""
+    return fnv1a_32(render_memory(checkpoint).encode("utf-8"))
+
+
+def with_fresh_checksum(checkpoint: MemoryManagerCheckpoint) -> MemoryManagerCheckpoint:
+    """The checkpoint as ``MarshalCheckpoint`` stores it: checksum recomputed."""
+    return checkpoint.with_checksum(checksum_of_memory(checkpoint))
+
+
+def encode_memory(checkpoint: MemoryManagerCheckpoint) -> bytes:
+    """Go's ``json.Marshal`` of the struct, with the checksum exactly as stored."""
+    return marshal(checkpoint, CHECKPOINT_TYPE)
+
+
+AttemptKind = Literal["ok", "syntax", "type", "corrupt"]
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryAttempt:
+    """The outcome of the kubelet's ``GetCheckpoint`` on these bytes, without raising."""
+
+    kind: AttemptKind
+    checkpoint: MemoryManagerCheckpoint | None
+    error: str = ""
+    stored_checksum: int = 0
+    computed_checksum: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.kind == "ok"
+
+
+def attempt_tree(tree: gojson.JSONValue) -> MemoryAttempt:
+    """Unmarshal an already parsed document, then verify the checksum."""
+    try:
+        checkpoint = unmarshal(tree, CHECKPOINT_TYPE, MemoryManagerCheckpoint())
+    except GoTypeError as err:
+        return MemoryAttempt("type", None, str(err))
+    computed = checksum_of_memory(checkpoint)
+    if checkpoint.checksum != computed:
+        return MemoryAttempt(
+            "corrupt", checkpoint, "checkpoint is corrupted", checkpoint.checksum, computed
+        )
+    return MemoryAttempt("ok", checkpoint, "", computed, computed)
+
+
+def attempt_memory(data: bytes) -> MemoryAttempt:
+    """Read ``data`` as the kubelet reads ``memory_manager_state``; never raises."""
+    try:
+        tree = gojson.parse(data)
+    except gojson.GoJSONSyntaxError as err:
+        return MemoryAttempt("syntax", None, err.message)
+    return attempt_tree(tree)
+
+
+def decode_memory(data: bytes, *, source: str) -> MemoryManagerCheckpoint:
+    """The checkpoint in ``data``; typed error on syntax, type or checksum failure."""
+    result = attempt_memory(data)
+    if result.kind == "corrupt":
+        raise CheckpointCorruptError(source, result.stored_checksum, result.computed_checksum)
+    if result.checkpoint is None:
+        message = (
+            f"memory manager checkpoint {source!r} cannot be decoded: {result.error}; the "
+            "kubelet would refuse to start: drain the node and delete the file, or fix it and "
+            "run 'cpumanager state rewrite'"
+        )
+        raise CheckpointFormatError(message)
+    return result.checkpoint
