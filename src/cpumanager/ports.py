@@ -6,18 +6,27 @@ manager, the simulator and the tests run the same code with no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Mapping, Sequence
+from typing import Protocol, runtime_checkable
 
 from cpumanager.core.containermap import ContainerMap
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.events import ManagerEvent
 from cpumanager.core.ids import ContainerID
+from cpumanager.core.merge.exact import AnyProviderHints
 from cpumanager.core.reconcile import ContainerStatus
 from cpumanager.core.state import StateSnapshot
-from cpumanager.core.workload import Pod
+from cpumanager.core.workload import Container, Pod
 
-__all__ = ["Clock", "NULL_OBSERVER", "Observer", "PodSource", "Runtime", "StateStore"]
+__all__ = [
+    "NULL_OBSERVER",
+    "Clock",
+    "HintProvider",
+    "Observer",
+    "PodSource",
+    "Runtime",
+    "StateStore",
+]
 
 
 class StateStore(Protocol):
@@ -50,6 +59,41 @@ class PodSource(Protocol):
 
     def ready(self) -> bool:
         """All pod sources have been seen at least once (kubelet's sourcesReady)."""
+        ...
+
+
+@runtime_checkable
+class HintProvider(Protocol):
+    """A resource manager the topology manager consults (CPU, memory, devices).
+
+    The kubelet's ``topologymanager.HintProvider``: hints for a container or for a whole
+    pod, then allocation with the affinity the topology manager stored. The two
+    ``*_hint_details`` methods are ours: capacity rules (need and free per NUMA node) behind
+    an explicit hint list, asked only to explain a rejected or widened merge; they never
+    change a decision, and a provider with nothing to add answers an empty mapping.
+    """
+
+    @property
+    def provider_name(self) -> str: ...
+
+    def topology_hints(self, pod: Pod, container: Container) -> AnyProviderHints:
+        """The kubelet's GetTopologyHints (container scope)."""
+        ...
+
+    def pod_topology_hints(self, pod: Pod) -> AnyProviderHints:
+        """The kubelet's GetPodTopologyHints (pod scope)."""
+        ...
+
+    def hint_details(self, pod: Pod, container: Container) -> Mapping[str, object]:
+        """Capacity rules behind this container's hints, by resource (explanations only)."""
+        ...
+
+    def pod_hint_details(self, pod: Pod) -> Mapping[str, object]:
+        """Capacity rules behind the pod's hints, by resource (explanations only)."""
+        ...
+
+    def allocate(self, pod: Pod, container: Container) -> object:
+        """The kubelet's Allocate: take resources for ``container`` under its stored hint."""
         ...
 
 

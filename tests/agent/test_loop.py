@@ -67,7 +67,7 @@ class Setup:
     live_runs: set[str] = field(default_factory=set)
 
     def snapshot(self) -> StateSnapshot:
-        return self.loop.node.cpu_manager.snapshot
+        return self.loop.node.snapshot().cpu
 
 
 def workload(name: str, cpu: str | None, target: str) -> Workload:

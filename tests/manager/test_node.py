@@ -7,7 +7,7 @@ Machine: two sockets, one NUMA node each, four cores of two threads; NUMA 0 hold
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -16,7 +16,8 @@ from cpumanager.adapters.memory_store import InMemoryStore
 from cpumanager.core.bitmask import NUMAMask
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.hints.device_hints import Device
-from cpumanager.core.ids import ContainerID, ContainerName, PodUID
+from cpumanager.core.hints.source import HintSource
+from cpumanager.core.ids import ContainerID, ContainerKey, ContainerName, PodUID
 from cpumanager.core.topology import CPUTopology
 from cpumanager.core.workload import ContainerKind, Pod
 from cpumanager.errors import ConfigError, StateValidationError
@@ -80,6 +81,12 @@ class Cluster:
         return result
 
 
+def memory_blocks(node: Node) -> Mapping[ContainerKey, object]:
+    memory = node.snapshot().memory
+    assert memory is not None
+    return memory.blocks
+
+
 def cpus_of(result: Any, name: str = "app") -> CPUSet:
     found = result.allocated[f"cpu/{name}"]
     assert isinstance(found, CPUSet)
@@ -95,9 +102,8 @@ def test_the_merged_hint_is_stored_and_used_by_the_cpu_manager() -> None:
     b = c.admit(guaranteed("b", app="5"))  # only NUMA 1 still has 5 free CPUs
     assert b.admitted
     assert cpus_of(b) <= NUMA1
-    assert c.node.topology_manager.affinity_mask(PodUID("b"), ContainerName("app")) == (
-        NUMAMask.of(1)
-    )
+    p = c.pods[-1]
+    assert c.node.placement(p, p.containers[0]).hint.mask == NUMAMask.of(1)
 
 
 def test_the_none_policy_allocates_unaligned() -> None:
@@ -108,7 +114,8 @@ def test_the_none_policy_allocates_unaligned() -> None:
     assert cpus_of(b) & NUMA0
     assert cpus_of(b) & NUMA1
     assert b.decisions == ()
-    assert c.node.topology_manager.affinity_mask(PodUID("b"), ContainerName("app")) is None
+    p = c.pods[-1]
+    assert c.node.placement(p, p.containers[0]).hint.mask is None
 
 
 @pytest.mark.parametrize(
@@ -128,8 +135,11 @@ def test_cpus_memory_and_devices_land_on_one_numa_node() -> None:
     result = c.admit(p)
     assert result.admitted
     assert cpus_of(result) <= NUMA1
-    assert c.node.memory_provider is not None
-    assert c.node.memory_provider.held_nodes(p, p.containers[0]) == (1,)
+    placed = c.node.placement(p, p.containers[0])
+    assert placed.memory_numa == (1,)
+    assert placed.devices == {"gpu": ("g0",)}
+    assert placed.cpus == cpus_of(result)
+    assert placed.exclusive
 
 
 @pytest.mark.parametrize(
@@ -202,7 +212,7 @@ def test_a_rejected_pods_cpus_are_returned_before_the_next_admission() -> None:
     c = Cluster("none")
     bad = c.admit(guaranteed("p", a="8", b="8"))  # "a" is allocated, "b" fails
     assert bad.reason == "UnexpectedAdmissionError"
-    assert c.node.cpu_manager.snapshot.cpuset_of(PodUID("p"), ContainerName("a"))
+    assert c.node.snapshot().cpu.cpuset_of(PodUID("p"), ContainerName("a"))
     assert c.admit(guaranteed("q", app="15")).admitted
 
 
@@ -219,13 +229,12 @@ def test_devices_of_pods_that_are_gone_are_freed_at_the_next_admission() -> None
 
 def test_memory_of_pods_that_are_gone_is_freed_at_start() -> None:
     c = Cluster("single-numa-node", **MEMORY)
-    assert c.node.memory_provider is not None
     p = pod("p", container("app", "1", memory="2Gi"))
     c.admit(p)
-    assert c.node.memory_provider.state.blocks
+    assert memory_blocks(c.node)
     c.pods.clear()
     c.node.start(active_pods=lambda: list(c.pods))
-    assert not c.node.memory_provider.state.blocks
+    assert not memory_blocks(c.node)
 
 
 def test_a_restarted_node_keeps_the_cpus_of_running_pods() -> None:
@@ -248,8 +257,8 @@ def test_a_restart_with_a_changed_reservation_refuses_or_recovers() -> None:
         c.boot()
     node = Node(topology=MACHINE, kubelet=c.config, store=c.store)
     node.start(active_pods=lambda: list(c.pods), recover=True)
-    assert node.cpu_manager.snapshot.cpuset_of(PodUID("a"), ContainerName("app")) is None
-    assert node.cpu_manager.snapshot.default_cpuset == cpus("0-15")
+    assert node.snapshot().cpu.cpuset_of(PodUID("a"), ContainerName("app")) is None
+    assert node.snapshot().cpu.default_cpuset == cpus("0-15")
 
 
 # --- wiring -------------------------------------------------------------------------------
@@ -262,10 +271,14 @@ def test_past_eight_numa_nodes_the_providers_answer_with_hint_rules() -> None:
         topology=big,
         topologyManagerPolicyOptions={"max-allowable-numa-nodes": "16"},
     )
-    assert c.node.cpu_provider.implicit
     result = c.admit(guaranteed("p", app="2"))
     assert result.admitted
-    mask = c.node.topology_manager.affinity_mask(PodUID("p"), ContainerName("app"))
+    (decision,) = result.decisions
+    answer = dict(decision.provider_hints)["cpu"]
+    assert answer is not None
+    assert isinstance(answer["cpu"], HintSource)
+    p = c.pods[-1]
+    mask = c.node.placement(p, p.containers[0]).hint.mask
     assert mask is not None
     assert cpus_of(result) <= big.cpus_in_numa_nodes(mask.ids())
 
@@ -297,23 +310,25 @@ def test_invalid_configurations_are_refused(fields: dict[str, Any], text: str) -
 
 def test_finished_init_containers_give_their_memory_back_when_the_next_one_starts() -> None:
     c = Cluster("single-numa-node", **MEMORY)
-    assert c.node.memory_provider is not None
     init = container("init", "1", memory="6Gi", kind=ContainerKind.INIT)
     sidecar = container("side", "1", memory="1Gi", kind=ContainerKind.SIDECAR)
     app = container("app", "1", memory="2Gi")
     p = pod("p", app, init=(init, sidecar))
     assert c.admit(p).admitted
     keys = {name: p.key(ContainerName(name)) for name in ("init", "side", "app")}
-    assert set(c.node.memory_provider.state.blocks) == set(keys.values())
+    assert set(memory_blocks(c.node)) == set(keys.values())
     for started in (init, sidecar, app):
         c.node.container_started(p, started, ContainerID(f"id-{started.name}"))
-    blocks = c.node.memory_provider.state.blocks
+    blocks = memory_blocks(c.node)
     assert keys["init"] not in blocks  # finished before the sidecar started
     assert keys["side"] in blocks  # restartable init containers keep running
     assert keys["app"] in blocks
-    node = c.node.memory_provider.held_nodes(p, app)[0]
-    table = c.node.memory_provider.state.nodes[node].tables["memory"]
+    node = c.node.placement(p, app).memory_numa[0]
+    memory = c.node.snapshot().memory
+    assert memory is not None
+    table = memory.nodes[node].tables["memory"]
     assert table.reserved == 3 * 2**30  # sidecar 1Gi + app 2Gi; the init's 6Gi is free again
-    assert c.node.cpu_manager.container_map.container_id(PodUID("p"), ContainerName("app")) == (
-        ContainerID("id-app")
-    )
+    # The id was recorded: removing the container by id gives its CPUs back.
+    assert c.node.placement(p, app).exclusive
+    c.node.remove_pod(p.uid, container_ids=[ContainerID("id-app")], reclaim=False)
+    assert not c.node.placement(p, app).exclusive

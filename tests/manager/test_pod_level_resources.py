@@ -73,8 +73,8 @@ def test_gate_on_admits_with_shared_cpus_and_no_hints(gate: bool | None, scope: 
     n = node(gate, scope=scope)
     result = n.admit(pod_level())
     assert result.admitted
-    assert result.allocated["cpu/app"] == n.cpu_manager.snapshot.default_cpuset
-    assert n.cpu_manager.snapshot.cpuset_of(PodUID("p"), ContainerName("app")) is None
+    assert result.allocated["cpu/app"] == n.snapshot().cpu.default_cpuset
+    assert n.snapshot().cpu.cpuset_of(PodUID("p"), ContainerName("app")) is None
     assert result.allocated["memory/app"] == ()
     for decision in result.decisions:
         assert dict(decision.provider_hints) == {"cpu": {}, "memory": {}}
@@ -92,12 +92,12 @@ def test_gate_off_refuses_after_the_resource_managers_allocated() -> None:
     )
     # The containers decided (gate off): exclusive CPUs were taken before the refusal and
     # are left to stale-state removal, as for any rejected pod.
-    held = n.cpu_manager.snapshot.cpuset_of(PodUID("p"), ContainerName("app"))
+    held = n.snapshot().cpu.cpuset_of(PodUID("p"), ContainerName("app"))
     assert held is not None
     assert len(held) == 2
     assert [type(e) for e in events.seen if isinstance(e, Admitted | Rejected)] == [Rejected]
     assert n.admit(Pod(PodUID("q"), name="q", containers=(container("app", "1"),))).admitted
-    assert n.cpu_manager.snapshot.cpuset_of(PodUID("p"), ContainerName("app")) is None
+    assert n.snapshot().cpu.cpuset_of(PodUID("p"), ContainerName("app")) is None
 
 
 def test_gate_off_keeps_an_earlier_topology_refusal() -> None:

@@ -7,6 +7,7 @@ the real CPU, device and memory managers is in test_node.py.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import pytest
@@ -53,6 +54,12 @@ class Scripted:
     def pod_topology_hints(self, pod: Pod) -> AnyProviderHints:
         self.calls.append("pod-hints")
         return self.for_pod
+
+    def hint_details(self, pod: Pod, container: Container) -> Mapping[str, object]:
+        return {}
+
+    def pod_hint_details(self, pod: Pod) -> Mapping[str, object]:
+        return {}
 
     def allocate(self, pod: Pod, container: Container) -> object:
         self.calls.append(f"allocate:{container.name}")

@@ -15,6 +15,7 @@ model), and tests from prototypes no kubelet release ships (requested NUMA place
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import pytest
@@ -52,6 +53,12 @@ class Mock:
     def pod_topology_hints(self, pod: Pod) -> AnyProviderHints:
         self.calls.append("pod-hints")
         return self.answer
+
+    def hint_details(self, pod: Pod, container: Container) -> Mapping[str, object]:
+        return {}
+
+    def pod_hint_details(self, pod: Pod) -> Mapping[str, object]:
+        return {}
 
     def allocate(self, pod: Pod, container: Container) -> object:
         self.calls.append(f"allocate:{container.name}")

@@ -148,7 +148,7 @@ class AgentLoop:
         pods = [w.pod for w in self._pending.values() if w.pod.uid not in self._admitted]
         pods += [workload.pod for workload in self._admitted.values()]
         pods += placeholder_pods(
-            self.node.cpu_manager.snapshot,
+            self.node.snapshot().cpu,
             lambda uid: is_run_uid(uid) and self._run_owner_alive(uid),
         )
         return pods
@@ -205,7 +205,7 @@ class AgentLoop:
         self._pending = {
             uid: w for uid, w in self._pending.items() if listed.get(uid) == w.container_id
         }
-        self.node.cpu_manager.remove_stale_state()
+        self.node.remove_stale_state()
         self._absorb(report)
         for workload in live:
             if workload.pod.uid not in self._admitted:
@@ -217,7 +217,7 @@ class AgentLoop:
             )
             for w in self._admitted.values()
         ]
-        result = self.node.cpu_manager.reconcile(self.runtime, statuses)
+        result = self.node.reconcile(self.runtime, statuses)
         ids = {w.pod.uid: w.container_id for w in self._admitted.values()}
         for key, cpus in result.updated:
             report.applied[ids[key.pod_uid]] = str(cpus)
@@ -233,7 +233,7 @@ class AgentLoop:
             report.failed[target] = message
             self._log.warning("could not apply cpuset to %s: %s", target, message)
         self._absorb(report)
-        report.default_cpuset = str(self.node.cpu_manager.snapshot.default_cpuset)
+        report.default_cpuset = str(self.node.snapshot().cpu.default_cpuset)
         return report
 
     def _forget_gone(self, live: list[Workload], report: TickReport) -> None:
@@ -245,8 +245,7 @@ class AgentLoop:
             del self._admitted[uid]
             # As the kubelet's RemoveContainer: release now, and forget what was applied, so
             # a new process under the same pod gets its cpuset pushed again.
-            self.node.cpu_manager.remove_container(workload.container_id)
-            self.node.topology_manager.remove_pod(uid)
+            self.node.remove_pod(uid, container_ids=(workload.container_id,), reclaim=False)
             if self.runtime.alive(workload.container_id):
                 try:
                     self.runtime.restore(workload.container_id)
@@ -273,8 +272,9 @@ class AgentLoop:
             admitted, reason, message = result.admitted, result.reason, result.message
         if admitted:
             self._rejections.pop(pod.uid, None)
-            cpus = self.node.cpu_manager.cpu_affinity(pod.uid, container.name)
-            exclusive = self.node.cpu_manager.snapshot.cpuset_of(pod.uid, container.name)
+            placement = self.node.placement(pod, container)
+            cpus = placement.cpus
+            exclusive = cpus if placement.exclusive else None
             if exclusive is not None:
                 # The kubelet creates the container with its cpuset (PreStartContainer); a
                 # local process already runs, so pin it now. On failure the reconcile pass
@@ -299,8 +299,7 @@ class AgentLoop:
                 self._log.info("admitted %s to the shared pool %s", pod.display_name, cpus)
             return
         del self._admitted[pod.uid]
-        self.node.cpu_manager.remove_stale_state()  # a partial allocation goes back
-        self.node.topology_manager.remove_pod(pod.uid)
+        self.node.remove_pod(pod.uid)  # a partial allocation goes back
         report.rejected.append({"pod": pod.display_name, "reason": reason, "message": message})
         if self._rejections.get(pod.uid) != f"{reason}: {message}":
             self._rejections[pod.uid] = f"{reason}: {message}"

@@ -118,7 +118,7 @@ class RunSession:
             return not is_run_uid(uid) or self._run_owner_alive(uid)
 
         def active() -> list[Pod]:
-            return [*keep_pods, *placeholder_pods(node.cpu_manager.snapshot, keep)]
+            return [*keep_pods, *placeholder_pods(node.snapshot().cpu, keep)]
 
         node.start(active_pods=active)
         return node
@@ -134,7 +134,7 @@ class RunSession:
         node = self._open([pod])
         result = node.admit(pod)
         if not result.admitted:
-            node.cpu_manager.remove_stale_state()  # nothing partial stays behind
+            node.remove_pod(pod.uid)  # nothing partial stays behind
             error = _REJECTIONS.get(result.reason, AllocationError)
             msg = (
                 f"pod rejected: {result.reason}: {result.message}; ask for fewer CPUs, free "
@@ -143,7 +143,7 @@ class RunSession:
             rejection = error(msg)
             rejection.reason = result.reason  # the kubelet's reason, e.g. SMTAlignmentError
             raise rejection
-        cpus = node.cpu_manager.cpu_affinity(pod.uid, RUN_CONTAINER)
+        cpus = node.placement(pod, pod.containers[0]).cpus
         numa = node.topology.numa_of(cpus)
         return Admission(pod, cpus, tuple(numa))
 

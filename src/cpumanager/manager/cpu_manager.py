@@ -35,7 +35,7 @@ from cpumanager.core.repair import repair_snapshot
 from cpumanager.core.restore import check_policy_name
 from cpumanager.core.stale_state import active_containers, stale_keys
 from cpumanager.core.state import StateSnapshot
-from cpumanager.core.workload import Container, Pod, guaranteed_cpus
+from cpumanager.core.workload import Container, Pod
 from cpumanager.errors import (
     AllocationError,
     CheckpointError,
@@ -189,7 +189,7 @@ class CPUManager:
         return repaired
 
     def _strict_reservation(self) -> bool:
-        return bool(getattr(self._policy, "strict_reservation", False))  # static only
+        return self._policy.strict_reservation
 
     # --- queries ------------------------------------------------------------------------
 
@@ -245,19 +245,11 @@ class CPUManager:
     def topology_hint_sources(self, pod: Pod, container: Container) -> AnyProviderHints:
         """Hints as rules the fast merge searches (for machines past a few NUMA nodes)."""
         self.remove_stale_state(admitting=pod)
-        build = getattr(self._policy, "container_hint_sources", None)
-        if build is None:
-            return self._policy.container_hints(self._snapshot, self._reuse, pod, container)
-        answer: AnyProviderHints = build(self._snapshot, self._reuse, pod, container)
-        return answer
+        return self._policy.container_hint_sources(self._snapshot, self._reuse, pod, container)
 
     def pod_topology_hint_sources(self, pod: Pod) -> AnyProviderHints:
         self.remove_stale_state(admitting=pod)
-        build = getattr(self._policy, "pod_hint_sources", None)
-        if build is None:
-            return self._policy.pod_hints(self._snapshot, self._reuse, pod)
-        answer: AnyProviderHints = build(self._snapshot, self._reuse, pod)
-        return answer
+        return self._policy.pod_hint_sources(self._snapshot, self._reuse, pod)
 
     def allocate(self, pod: Pod, container: Container) -> CPUSet:
         """Give the container its CPUs (exclusive or shared) at admission."""
@@ -266,8 +258,7 @@ class CPUManager:
         try:
             allocation = self._policy.allocate(self._snapshot, self._reuse, pod, container, hint)
         except AllocationError as err:
-            count = getattr(self._policy, "guaranteed_cpus", guaranteed_cpus)
-            if count(pod, container):
+            if self._policy.guaranteed_cpus(pod, container):
                 self._observer.notify(
                     PinningFailed(pod.uid, container.name, err.reason, err.message)
                 )

@@ -1,5 +1,14 @@
-"""Node: the CPU manager, the topology manager and the other hint providers, wired as the
-kubelet's container manager wires them, from a KubeletConfiguration.
+"""Node: the one surface drivers use (simulator, agent, ``run``), over the CPU manager, the
+topology manager and the other hint providers, wired as the kubelet's container manager
+wires them, from a KubeletConfiguration.
+
+What a driver does with a node is what the kubelet does with its managers: ``start``
+(restore and clean up), ``admit`` (the topology manager's admit handler),
+``container_started`` (PreStartContainer), ``remove_pod`` (PostStopContainer and stale-state
+removal, over CPUs, memory, devices and stored hints), ``remove_stale_state``, ``reconcile``
+(one pass of the CPU manager's loop). ``placement`` says where a container runs;
+``snapshot`` is the node's whole state as one immutable :class:`NodeState`, which ``stop``
+hands over and a new ``Node(state=...)`` (a restart) takes back.
 
 Construction validates the configuration in the kubelet's order (CPU manager policy and
 options, reservation, topology manager policy / scope / options and NUMA limit, memory
@@ -14,32 +23,43 @@ the resource-allocation one), with reason ``PodLevelResourcesNotSupported``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from cpumanager.core.allocation.options import StaticPolicyOptions
+from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.hints.device_hints import Device, DeviceState
+from cpumanager.core.hints.hint import TopologyHint
 from cpumanager.core.hints.memory_hints import MemoryState
 from cpumanager.core.ids import ContainerID, ContainerName, PodUID
 from cpumanager.core.merge.options import build_topology_manager_config
 from cpumanager.core.policy.base import Policy
 from cpumanager.core.policy.none import NonePolicy
 from cpumanager.core.policy.static import StaticPolicy
+from cpumanager.core.reconcile import ContainerStatus
+from cpumanager.core.state import StateSnapshot
 from cpumanager.core.topology import CPUTopology
 from cpumanager.core.workload import Container, Pod, pod_level_resources_set
 from cpumanager.errors import ConfigError
 from cpumanager.formats.kubelet_config import KubeletConfig, reserved_memory_per_node
-from cpumanager.manager.cpu_manager import CPUManager
+from cpumanager.manager.cpu_manager import CPUManager, ReconcileReport
 from cpumanager.manager.providers import (
     IMPLICIT_AFTER,
     CPUProvider,
     DeviceProvider,
     MemoryProvider,
 )
-from cpumanager.manager.topology_manager import AdmissionResult, HintProvider, TopologyManager
-from cpumanager.ports import NULL_OBSERVER, Observer, StateStore
+from cpumanager.manager.topology_manager import AdmissionResult, TopologyManager
+from cpumanager.ports import NULL_OBSERVER, HintProvider, Observer, Runtime, StateStore
 
-__all__ = ["Node", "NodeResources", "build_cpu_policy", "pod_features_check"]
+__all__ = [
+    "Node",
+    "NodeResources",
+    "NodeState",
+    "Placement",
+    "build_cpu_policy",
+    "pod_features_check",
+]
 
 # The kubelet's PodLevelResourcesNotAdmittedReason and its message (pkg/kubelet/lifecycle).
 POD_LEVEL_RESOURCES_REASON = "PodLevelResourcesNotSupported"
@@ -53,6 +73,33 @@ class NodeResources:
     devices: dict[str, tuple[Device, ...]] = field(default_factory=dict)
     hugepages: dict[int, dict[str, int]] = field(default_factory=dict)
     memory: dict[int, int] | None = None  # bytes per NUMA node; default: the machine's
+
+
+@dataclass(frozen=True, slots=True)
+class NodeState:
+    """A node's whole state, as immutable values: what ``stop`` returns, a restart takes.
+
+    ``cpu`` is the CPU manager's state; a restarted node reads it back from its StateStore
+    (the kubelet's cpu_manager_state), so a restart does not take it from here. ``memory``
+    and ``devices`` (None when the node has no memory manager or no devices) survive a
+    restart through this value: they stand for the memory and device managers' own
+    checkpoints.
+    """
+
+    cpu: StateSnapshot
+    memory: MemoryState | None = None
+    devices: DeviceState | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Where one container runs and what it holds."""
+
+    cpus: CPUSet  # its exclusive CPUs, or the shared pool
+    exclusive: bool
+    hint: TopologyHint  # the affinity the topology manager stored (zero hint: none)
+    memory_numa: tuple[int, ...] = ()  # NUMA nodes of its pinned memory
+    devices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # ids by resource
 
 
 def build_cpu_policy(topology: CPUTopology, kubelet: KubeletConfig) -> Policy:
@@ -105,8 +152,7 @@ class Node:
         resources: NodeResources | None = None,
         observer: Observer = NULL_OBSERVER,
         clock: Callable[[], float] | None = None,
-        device_state: DeviceState | None = None,
-        memory_state: MemoryState | None = None,
+        state: NodeState | None = None,
     ) -> None:
         resources = resources or NodeResources()
         self.topology = topology
@@ -124,7 +170,7 @@ class Node:
             feature_gates=kubelet.feature_gates,
         )
         implicit = len(topology.cpu_numa_ids()) > IMPLICIT_AFTER
-        self.topology_manager = TopologyManager(
+        self._topology_manager = TopologyManager(
             config=config,
             numa_ids=numa_ids,
             distances=distances if have_distances else None,
@@ -132,17 +178,18 @@ class Node:
             clock=clock,
             later_checks=(pod_features_check(kubelet),),
         )
-        self.cpu_manager = CPUManager(
+        self._cpu_manager = CPUManager(
             policy=policy,
             store=store,
             all_cpus=topology.all_cpus,
             observer=observer,
-            affinity=self.topology_manager.affinity_mask,
+            affinity=self._topology_manager.affinity_mask,
         )
-        self.cpu_provider = CPUProvider(self.cpu_manager, implicit=implicit)
-        self.memory_provider: MemoryProvider | None = None
-        self.device_provider: DeviceProvider | None = None
-        providers: list[HintProvider] = [self.cpu_provider]
+        providers: list[HintProvider] = [CPUProvider(self._cpu_manager, implicit=implicit)]
+        self._memory: MemoryProvider | None = None
+        self._devices: DeviceProvider | None = None
+        memory_state = state.memory if state is not None else None
+        device_state = state.devices if state is not None else None
         if kubelet.memory_manager_policy == "Static":
             if memory_state is None:
                 reserved = reserved_memory_per_node(kubelet, numa_ids)
@@ -154,27 +201,30 @@ class Node:
                     memory_state = MemoryState.from_topology(
                         topology, hugepages=resources.hugepages, system_reserved=reserved
                     )
-            self.memory_provider = MemoryProvider(
+            self._memory = MemoryProvider(
                 memory_state,
-                self.topology_manager.get_affinity,
+                self._topology_manager.get_affinity,
                 implicit=len(memory_state.nodes) > IMPLICIT_AFTER,
                 pod_level_resources=kubelet.feature_gate("PodLevelResources", default=True),
             )
-            providers.append(self.memory_provider)
+            providers.append(self._memory)
         if resources.devices or device_state is not None:
             if device_state is None:
                 device_state = DeviceState.create(numa_ids, resources.devices)
             # Device hints range over every NUMA node (CPU-less ones included), so the
             # switch to rules depends on all nodes, not only those with CPUs.
-            self.device_provider = DeviceProvider(
+            self._devices = DeviceProvider(
                 device_state,
-                self.topology_manager.get_affinity,
+                self._topology_manager.get_affinity,
                 implicit=len(numa_ids) > IMPLICIT_AFTER,
             )
-            providers.append(self.device_provider)
+            providers.append(self._devices)
         for provider in providers:
-            self.topology_manager.add_provider(provider)
-        self._providers = providers
+            self._topology_manager.add_provider(provider)
+        self._active_pods: Callable[[], Sequence[Pod]] = tuple
+        self._stopped = False
+
+    # --- lifecycle ----------------------------------------------------------------------
 
     def start(
         self,
@@ -183,31 +233,108 @@ class Node:
         running_containers: Iterable[tuple[ContainerID, PodUID, ContainerName]] = (),
         recover: bool = False,
     ) -> None:
+        """Restore the CPU state from the store (see ``CPUManager.start``), then release
+        everything held by pods that are not active."""
+        self._check_running()
         self._active_pods = active_pods
-        self.cpu_manager.start(
+        self._cpu_manager.start(
             active_pods=active_pods,
             sources_ready=lambda: True,
             running_containers=running_containers,
             recover=recover,
         )
-        self.retain_active()
+        self._retain_active()
+
+    def snapshot(self) -> NodeState:
+        """The node's whole state now (CPU assignments, memory blocks, devices)."""
+        return NodeState(
+            cpu=self._cpu_manager.snapshot,
+            memory=self._memory.state if self._memory is not None else None,
+            devices=self._devices.state if self._devices is not None else None,
+        )
+
+    def stop(self) -> NodeState:
+        """Stop this node and hand over its state for ``Node(state=...)``; every later call
+        on this node raises, so two nodes never share one store."""
+        state = self.snapshot()
+        self._stopped = True
+        return state
+
+    def _check_running(self) -> None:
+        if self._stopped:
+            msg = "this Node was stopped; build a new Node(state=node.stop()) to restart"
+            raise RuntimeError(msg)
+
+    # --- the kubelet's hooks ------------------------------------------------------------
+
+    def admit(self, pod: Pod) -> AdmissionResult:
+        """The kubelet's admission of one pod (hints, merge, allocation by every provider)."""
+        self._check_running()
+        self._retain_active()
+        return self._topology_manager.admit(pod)
 
     def container_started(self, pod: Pod, container: Container, container_id: ContainerID) -> None:
         """The kubelet's PreStartContainer: record the container id; finished init containers
         give their memory back."""
-        self.cpu_manager.add_container(pod, container, container_id)
-        if self.memory_provider is not None:
-            self.memory_provider.container_started(pod, container)
+        self._check_running()
+        self._cpu_manager.add_container(pod, container, container_id)
+        if self._memory is not None:
+            self._memory.container_started(pod, container)
 
-    def retain_active(self) -> None:
+    def remove_pod(
+        self,
+        pod_uid: PodUID,
+        *,
+        container_ids: Iterable[ContainerID] = (),
+        reclaim: bool = True,
+    ) -> None:
+        """The pod's containers stopped and it is no longer active: the one removal sequence.
+
+        1. CPUs of the containers named in ``container_ids`` are released (the kubelet's
+           RemoveContainer; unknown ids are ignored);
+        2. with ``reclaim``, stale-state removal runs at once: CPUs, memory and devices of
+           every pod that is not active go back (without it, they go at the next admission,
+           reconcile or start, as when the managers are not told);
+        3. the pod's stored topology hints are dropped (the kubelet's PostStopContainer).
+        """
+        self._check_running()
+        for container_id in container_ids:
+            self._cpu_manager.remove_container(container_id)
+        if reclaim:
+            self.remove_stale_state()
+        self._topology_manager.remove_pod(pod_uid)
+
+    def remove_stale_state(self) -> None:
+        """Release the CPUs, memory and devices of pods that are no longer active."""
+        self._check_running()
+        self._cpu_manager.remove_stale_state()
+        self._retain_active()
+
+    def reconcile(self, runtime: Runtime, statuses: Iterable[ContainerStatus]) -> ReconcileReport:
+        """One pass of the CPU manager's reconcile loop against ``runtime``."""
+        self._check_running()
+        return self._cpu_manager.reconcile(runtime, statuses)
+
+    def _retain_active(self) -> None:
         """Free device and memory holdings of pods that are no longer active."""
         active = [pod.uid for pod in self._active_pods()]
-        if self.device_provider is not None:
-            self.device_provider.retain(active)
-        if self.memory_provider is not None:
-            self.memory_provider.retain(active)
+        if self._devices is not None:
+            self._devices.retain(active)
+        if self._memory is not None:
+            self._memory.retain(active)
 
-    def admit(self, pod: Pod) -> AdmissionResult:
-        """The kubelet's admission of one pod (hints, merge, allocation by every provider)."""
-        self.retain_active()
-        return self.topology_manager.admit(pod)
+    # --- queries ------------------------------------------------------------------------
+
+    def placement(self, pod: Pod, container: Container) -> Placement:
+        """Where ``container`` runs: CPUs, stored affinity, memory NUMA nodes, devices."""
+        snapshot = self._cpu_manager.snapshot
+        exclusive = snapshot.cpuset_of(pod.uid, container.name)
+        return Placement(
+            cpus=snapshot.default_cpuset if exclusive is None else exclusive,
+            exclusive=exclusive is not None,
+            hint=self._topology_manager.get_affinity(pod.uid, container.name),
+            memory_numa=(
+                self._memory.held_nodes(pod, container) if self._memory is not None else ()
+            ),
+            devices=self._devices.held(pod, container) if self._devices is not None else {},
+        )

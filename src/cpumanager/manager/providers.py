@@ -182,6 +182,13 @@ class MemoryProvider:
             return memory_hint_sources(self.state, pod, None, pod_level_resources=gate)
         return pod_memory_hints(self.state, pod, pod_level_resources=gate)
 
+    def hint_details(self, pod: Pod, container: Container) -> Mapping[str, object]:
+        """Nothing to add: memory explanations come from the hints themselves."""
+        return {}
+
+    def pod_hint_details(self, pod: Pod) -> Mapping[str, object]:
+        return {}
+
     def allocate(self, pod: Pod, container: Container) -> object:
         result = allocate_memory(
             self.state,

@@ -25,7 +25,8 @@ files can carry the outcome they expect next to the story. Container ids default
 ``cri://<pod name>-<container name>``.
 
 Relative paths are resolved against the scenario file's folder. Parsing turns everything
-into typed values here, at the edge; the simulator never sees raw YAML.
+into typed values here, at the edge (the device and memory tables through
+:mod:`cpumanager.sim.resources`); the simulator never sees raw YAML.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.topology import CPUTopology
 from cpumanager.core.workload import Pod
 from cpumanager.errors import CpuManagerError, InvalidCPUSetError, ScenarioError
+from cpumanager.manager.node import NodeResources
+from cpumanager.sim.resources import parse_resources
 
 __all__ = [
     "Admit",
@@ -114,8 +117,7 @@ class Scenario:
     pods: tuple[Pod, ...]
     events: tuple[Event, ...]
     state_bytes: bytes | None = None
-    devices: Mapping[str, Any] = field(default_factory=dict)
-    memory: Mapping[str, Any] = field(default_factory=dict)
+    resources: NodeResources = field(default_factory=NodeResources)  # devices, memory
     name: str = ""
     container_ids: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
@@ -341,6 +343,9 @@ def parse_scenario(data: object, *, source: str, base: Path) -> Scenario:
     except CpuManagerError as err:
         msg = f"scenario {source!r}: {err.message}"
         raise ScenarioError(msg) from err
+    devices = _mapping(spec.get("devices") or {}, "devices")
+    memory = _mapping(spec.get("memory") or {}, "memory")
+    container_ids = _checked_ids(_container_ids(spec.get("containers")), pods)
     return Scenario(
         source=source,
         topology=topology,
@@ -348,8 +353,7 @@ def parse_scenario(data: object, *, source: str, base: Path) -> Scenario:
         pods=tuple(pods),
         events=events,
         state_bytes=state,
-        devices=dict(_mapping(spec.get("devices") or {}, "devices")),
-        memory=dict(_mapping(spec.get("memory") or {}, "memory")),
+        resources=parse_resources(devices, memory),
         name=str(spec.get("name", "")),
-        container_ids=_checked_ids(_container_ids(spec.get("containers")), pods),
+        container_ids=container_ids,
     )

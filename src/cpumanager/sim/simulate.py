@@ -22,8 +22,8 @@ Event semantics:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from cpumanager.adapters.memory_store import InMemoryStore
@@ -34,18 +34,16 @@ from cpumanager.core.events import (
     Released,
     StateRepaired,
 )
-from cpumanager.core.hints.device_hints import Device
-from cpumanager.core.hints.source import HintSource
 from cpumanager.core.ids import ContainerID, ContainerKey, PodUID
-from cpumanager.core.quantity import parse_quantity
 from cpumanager.core.reconcile import ContainerPhase, ContainerStatus
 from cpumanager.core.topology import CPUInfo, CPUTopology
 from cpumanager.core.workload import Pod
 from cpumanager.errors import CpuManagerError, ScenarioError
 from cpumanager.formats.kubelet_config import KubeletConfig
-from cpumanager.manager.node import Node, NodeResources
-from cpumanager.manager.topology_manager import AdmissionResult
+from cpumanager.manager.admission import AdmissionResult
+from cpumanager.manager.node import Node, NodeState
 from cpumanager.metrics import PrometheusObserver
+from cpumanager.sim.report import EventReport, SimulationReport, hints_json
 from cpumanager.sim.scenario import (
     Admit,
     Delete,
@@ -62,67 +60,6 @@ from cpumanager.sim.scenario import (
 __all__ = ["EventReport", "SimulationReport", "simulate"]
 
 CHECKPOINT_PATH = "/var/lib/kubelet/cpu_manager_state"
-
-
-@dataclass(slots=True)
-class EventReport:
-    """What one scenario event did (serialised as the issue's JSON shape, plus extras)."""
-
-    event: str
-    pod: str | None = None
-    uid: str | None = None
-    admitted: bool | None = None
-    error: dict[str, str] | None = None
-    containers: dict[str, dict[str, Any]] = field(default_factory=dict)
-    default_cpuset: str = ""
-    released: list[dict[str, Any]] = field(default_factory=list)
-    repairs: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    explain: list[dict[str, Any]] = field(default_factory=list)
-    reconcile: dict[str, Any] | None = None
-
-    def to_json(self, *, explain: bool) -> dict[str, Any]:
-        out: dict[str, Any] = {"event": self.event}
-        if self.pod is not None:
-            out["pod"] = self.pod
-            out["uid"] = self.uid
-        if self.admitted is not None:
-            out["admitted"] = self.admitted
-        out["error"] = self.error
-        if self.containers or self.event == "admit":
-            out["containers"] = self.containers
-        out["default_cpuset"] = self.default_cpuset
-        if self.released:
-            out["released"] = self.released
-        if self.repairs:
-            out["repairs"] = self.repairs
-        if self.notes:
-            out["notes"] = self.notes
-        if self.reconcile is not None:
-            out["reconcile"] = self.reconcile
-        if explain and self.explain:
-            out["explain"] = self.explain
-        return out
-
-
-@dataclass(slots=True)
-class SimulationReport:
-    scenario: str
-    machine: str
-    events: list[EventReport]
-    final_default: str
-    final_entries: dict[str, dict[str, str]]
-    checkpoint: str
-    metrics: dict[str, float]
-
-    def to_json(self, *, explain: bool = False) -> dict[str, Any]:
-        return {
-            "scenario": self.scenario,
-            "events": [e.to_json(explain=explain) for e in self.events],
-            "final": {"default_cpuset": self.final_default, "entries": self.final_entries},
-            "checkpoint": self.checkpoint,
-            "metrics": self.metrics,
-        }
 
 
 class _Collector:
@@ -159,77 +96,6 @@ class _FakeClock:
         return self.now
 
 
-_MAX_DEVICES_PER_NODE = 65_536
-
-
-def _whole(value: object, where: str, what: str) -> int:
-    """A non-negative whole number written as an int or as digits (YAML keys are either)."""
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        msg = f"{where}: {value!r} is not {what}; write a whole number such as 0"
-        raise ScenarioError(msg)
-    text = str(value).strip()
-    if not text.isdigit():
-        msg = f"{where}: {value!r} is not {what}; write a whole number such as 0"
-        raise ScenarioError(msg)
-    return int(text)
-
-
-def _devices(raw: Mapping[str, Any]) -> dict[str, tuple[Device, ...]]:
-    """``{resource: {node: count}}`` or ``{resource: [{id, numa: [..]}]}``."""
-    found: dict[str, tuple[Device, ...]] = {}
-    for resource, spec in raw.items():
-        devices: list[Device] = []
-        where = f"devices.{resource}"
-        if isinstance(spec, Mapping):
-            for node, count in spec.items():
-                node_id = _whole(node, where, "a NUMA node id")
-                many = _whole(count, f"{where}.{node}", "a device count")
-                if many > _MAX_DEVICES_PER_NODE:
-                    msg = f"{where}.{node}: {many} devices on one node (at most "
-                    msg += f"{_MAX_DEVICES_PER_NODE})"
-                    raise ScenarioError(msg)
-                devices.extend(
-                    Device(f"{str(resource).rsplit('/', 1)[-1]}-{node_id}-{i}", (node_id,))
-                    for i in range(many)
-                )
-        elif isinstance(spec, list):
-            for index, item in enumerate(spec):
-                if not isinstance(item, Mapping):
-                    msg = f"{where}[{index}]: expected {{id, numa: [nodes]}}"
-                    raise ScenarioError(msg)
-                nodes = item.get("numa", [])
-                listed = nodes if isinstance(nodes, list) else [] if nodes is None else [nodes]
-                numa = tuple(_whole(n, f"{where}[{index}].numa", "a NUMA node id") for n in listed)
-                devices.append(Device(str(item.get("id", f"dev{index}")), numa))
-        else:
-            msg = f"{where}: give {{node: count}} or a list of {{id, numa}}"
-            raise ScenarioError(msg)
-        found[str(resource)] = tuple(devices)
-    return found
-
-
-def _memory(raw: Mapping[str, Any]) -> tuple[dict[int, int] | None, dict[int, dict[str, int]]]:
-    if not raw:
-        return None, {}
-    memory: dict[int, int] = {}
-    hugepages: dict[int, dict[str, int]] = {}
-    for node, spec in raw.items():
-        if not isinstance(spec, Mapping):
-            msg = f"memory.{node}: expected {{memory: 64Gi, hugepages-1Gi: 8Gi}}"
-            raise ScenarioError(msg)
-        node_id = _whole(node, "memory", "a NUMA node id")
-        for resource, amount in spec.items():
-            if resource != "memory" and not str(resource).startswith("hugepages-"):
-                msg = f"memory.{node}.{resource}: only memory and hugepages-<size> go here"
-                raise ScenarioError(msg)
-            size = int(parse_quantity(amount, field=f"memory.{node}.{resource}"))
-            if resource == "memory":
-                memory[node_id] = size
-            else:
-                hugepages.setdefault(node_id, {})[str(resource)] = size
-    return memory, hugepages
-
-
 class _Simulation:
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
@@ -244,11 +110,8 @@ class _Simulation:
         self.pods: dict[PodUID, Pod] = {}
         self.active: list[PodUID] = []
         self.container_ids: dict[ContainerKey, ContainerID] = {}
-        memory, hugepages = _memory(scenario.memory)
-        self.resources = NodeResources(
-            devices=_devices(scenario.devices), hugepages=hugepages, memory=memory
-        )
         self.node: Node | None = None
+        self.saved: NodeState | None = None  # memory and devices across restarts
         self.reports: list[EventReport] = []
 
     # --- helpers ---------------------------------------------------------------------------
@@ -275,7 +138,7 @@ class _Simulation:
         raise ScenarioError(msg)
 
     def default_text(self) -> str:
-        return str(self.node.cpu_manager.snapshot.default_cpuset) if self.node else ""
+        return str(self.node.snapshot().cpu.default_cpuset) if self.node else ""
 
     def container_id(self, pod: Pod, name: str) -> ContainerID:
         key = pod.key(name)
@@ -289,25 +152,20 @@ class _Simulation:
             return {}
         found: dict[str, dict[str, Any]] = {}
         for container in pod.all_containers():
-            cpus = node.cpu_manager.cpu_affinity(pod.uid, container.name)
-            hint = node.topology_manager.get_affinity(pod.uid, container.name)
+            placed = node.placement(pod, container)
+            cpus = placed.cpus
             entry: dict[str, Any] = {
                 "cpus": str(cpus),
-                "exclusive": node.cpu_manager.snapshot.cpuset_of(pod.uid, container.name)
-                is not None,
+                "exclusive": placed.exclusive,
                 "numa": list(self.machine.numa_of(cpus)),
                 "sockets": list(self.machine.sockets_of(cpus)),
                 "cores": list(self.machine.cores_of(cpus)),
-                "hint": hint.to_json(),
+                "hint": placed.hint.to_json(),
             }
-            if node.device_provider is not None:
-                held = node.device_provider.held(pod, container)
-                if held:
-                    entry["devices"] = {k: list(v) for k, v in held.items()}
-            if node.memory_provider is not None:
-                nodes = node.memory_provider.held_nodes(pod, container)
-                if nodes:
-                    entry["memory_numa"] = list(nodes)
+            if placed.devices:
+                entry["devices"] = {k: list(v) for k, v in placed.devices.items()}
+            if placed.memory_numa:
+                entry["memory_numa"] = list(placed.memory_numa)
             found[container.name] = entry
         return found
 
@@ -348,19 +206,16 @@ class _Simulation:
     def boot(self, report: EventReport, *, recover: bool) -> bool:
         """Build and start a node; False (and the kubelet's refusal) when it cannot start."""
         self.node = None
-        old_devices = self._device_state
-        old_memory = self._memory_state
         try:
             kubelet = KubeletConfig.from_mapping(self.kubelet_raw)
             node = Node(
                 topology=self.topology(),
                 kubelet=kubelet,
                 store=self.store,
-                resources=self.resources,
+                resources=self.scenario.resources,
                 observer=self.collector,
                 clock=self.clock,
-                device_state=old_devices,
-                memory_state=old_memory,
+                state=self.saved,
             )
             running = [
                 (self.container_id(pod, c.name), pod.uid, c.name)
@@ -394,18 +249,6 @@ class _Simulation:
                 {f"{pod.name}/{k}": v for k, v in self.describe_containers(pod).items()}
             )
         return True
-
-    @property
-    def _device_state(self) -> Any:
-        if self.node is not None and self.node.device_provider is not None:
-            return self.node.device_provider.state
-        return getattr(self, "_saved_devices", None)
-
-    @property
-    def _memory_state(self) -> Any:
-        if self.node is not None and self.node.memory_provider is not None:
-            return self.node.memory_provider.state
-        return getattr(self, "_saved_memory", None)
 
     def admit(self, pod: Pod) -> EventReport:
         report = EventReport("admit", pod.name, pod.uid)
@@ -444,7 +287,7 @@ class _Simulation:
         for decision in result.decisions:
             entry: dict[str, Any] = {
                 "container": decision.container,
-                "providers": {name: _hints_json(hints) for name, hints in decision.provider_hints},
+                "providers": {name: hints_json(hints) for name, hints in decision.provider_hints},
                 "merged": decision.merged.to_json(),
                 "admit": decision.admitted,
             }
@@ -461,11 +304,10 @@ class _Simulation:
         else:
             report.notes.append(f"pod {pod.display_name} was not running")
         if self.node is not None:
-            self.node.topology_manager.remove_pod(pod.uid)
-            if tell_manager:
-                self.node.cpu_manager.remove_stale_state()
-                self.node.retain_active()
-            else:
+            # The containers stopped (PostStopContainer drops the pod's hints); a delete
+            # also runs stale-state removal right away, as the reconcile loop would.
+            self.node.remove_pod(pod.uid, reclaim=tell_manager)
+            if not tell_manager:
                 report.notes.append(
                     "the manager was not told; the CPUs return at the next stale-state removal"
                 )
@@ -475,8 +317,8 @@ class _Simulation:
 
     def restart(self, event: Restart) -> EventReport:
         report = EventReport("restart")
-        self._saved_devices = self._device_state
-        self._saved_memory = self._memory_state
+        if self.node is not None:
+            self.saved = _carried_over(self.node.stop(), self.saved)
         self.node = None
         if event.running is not None:
             keep: list[PodUID] = []
@@ -510,7 +352,7 @@ class _Simulation:
             for pod in self.active_pods()
             for c in pod.all_containers()
         ]
-        result = self.node.cpu_manager.reconcile(self.runtime, statuses)
+        result = self.node.reconcile(self.runtime, statuses)
         self.absorb(report)
         report.reconcile = {
             "updated": {
@@ -581,27 +423,23 @@ class _Simulation:
                 return report
 
 
-def _hints_json(hints: object) -> object:
-    if hints is None:
-        return None
-    if not isinstance(hints, Mapping):
-        return str(hints)
-    out: dict[str, object] = {}
-    for resource, value in hints.items():
-        if isinstance(value, tuple):
-            out[resource] = [h.to_json() for h in value]
-        elif isinstance(value, HintSource):
-            out[resource] = value.describe()
-        else:
-            out[resource] = None
-    return out
+def _carried_over(state: NodeState, earlier: NodeState | None) -> NodeState:
+    """A manager that was off in the run that stopped keeps the state it had before (its
+    checkpoint stays on disk while it is off)."""
+    if earlier is None:
+        return state
+    if state.memory is None and earlier.memory is not None:
+        state = replace(state, memory=earlier.memory)
+    if state.devices is None and earlier.devices is not None:
+        state = replace(state, devices=earlier.devices)
+    return state
 
 
 def simulate(scenario: Scenario) -> SimulationReport:
     """Run every event of ``scenario`` through the managers and report what happened."""
     sim = _Simulation(scenario)
     reports = sim.run(scenario.events)
-    snapshot = sim.node.cpu_manager.snapshot if sim.node is not None else None
+    snapshot = sim.node.snapshot().cpu if sim.node is not None else None
     entries: dict[str, dict[str, str]] = {}
     default = ""
     if snapshot is not None:

@@ -7,13 +7,15 @@ kubelet's in-place ``State`` mutation and its hidden ``cpusToReuse`` map.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from cpumanager.core.bitmask import NUMAMask
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.hints.hint import ProviderHints
 from cpumanager.core.ids import ContainerName, PodUID
+from cpumanager.core.merge.exact import AnyResourceHints
 from cpumanager.core.state import StateSnapshot
 from cpumanager.core.workload import Container, Pod
 
@@ -55,14 +57,25 @@ class Removal:
     returned_to_default: CPUSet
 
 
+@runtime_checkable
 class Policy(Protocol):
-    """What the CPU manager needs from a policy."""
+    """Everything the CPU manager asks of a policy; every policy implements all of it."""
 
     @property
     def name(self) -> str: ...
 
     @property
     def reserved_cpus(self) -> CPUSet: ...
+
+    @property
+    def strict_reservation(self) -> bool:
+        """strict-cpu-reservation is on: reserved CPUs leave the shared pool too (repair
+        needs to know, since the default set may then be empty)."""
+        ...
+
+    def guaranteed_cpus(self, pod: Pod, container: Container) -> int:
+        """The exclusive CPUs this policy would give ``container`` (0: shared pool)."""
+        ...
 
     def allocatable_cpus(self) -> CPUSet: ...
 
@@ -90,3 +103,16 @@ class Policy(Protocol):
     def pod_hints(
         self, snapshot: StateSnapshot, reuse: ReusableCPUs, pod: Pod
     ) -> ProviderHints: ...
+
+    def container_hint_sources(
+        self, snapshot: StateSnapshot, reuse: ReusableCPUs, pod: Pod, container: Container
+    ) -> Mapping[str, AnyResourceHints]:
+        """The same hints as :meth:`container_hints`, possibly as rules the fast merge
+        searches (past a handful of NUMA nodes, listing every mask is out of reach)."""
+        ...
+
+    def pod_hint_sources(
+        self, snapshot: StateSnapshot, reuse: ReusableCPUs, pod: Pod
+    ) -> Mapping[str, AnyResourceHints]:
+        """The same hints as :meth:`pod_hints`, possibly as rules."""
+        ...

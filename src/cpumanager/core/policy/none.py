@@ -13,7 +13,7 @@ from cpumanager.core.ids import ContainerName, PodUID
 from cpumanager.core.policy.base import Allocation, Removal, ReusableCPUs
 from cpumanager.core.state import StateSnapshot
 from cpumanager.core.topology import CPUTopology
-from cpumanager.core.workload import Container, Pod
+from cpumanager.core.workload import Container, Pod, guaranteed_cpus
 
 __all__ = ["NonePolicy"]
 
@@ -33,6 +33,14 @@ class NonePolicy:
     @property
     def reserved_cpus(self) -> CPUSet:
         return CPUSet()
+
+    @property
+    def strict_reservation(self) -> bool:
+        return False
+
+    def guaranteed_cpus(self, pod: Pod, container: Container) -> int:
+        """What the static policy would pin; counted only to report failed pinning."""
+        return guaranteed_cpus(pod, container)
 
     def allocatable_cpus(self) -> CPUSet:
         """Nothing is allocatable exclusively (the kubelet's none policy answers empty)."""
@@ -67,4 +75,14 @@ class NonePolicy:
         return {}
 
     def pod_hints(self, snapshot: StateSnapshot, reuse: ReusableCPUs, pod: Pod) -> ProviderHints:
+        return {}
+
+    def container_hint_sources(
+        self, snapshot: StateSnapshot, reuse: ReusableCPUs, pod: Pod, container: Container
+    ) -> ProviderHints:
+        return {}
+
+    def pod_hint_sources(
+        self, snapshot: StateSnapshot, reuse: ReusableCPUs, pod: Pod
+    ) -> ProviderHints:
         return {}
