@@ -97,7 +97,11 @@ class AgentConfig:
                 msg = f"--period must be positive, e.g. '10s'; got {self.period_s}s"
                 raise ConfigError(msg)
             return self.period_s
-        return float(self.kubelet_config().cpu_manager_reconcile_period_seconds)
+        period = self.kubelet_config().cpu_manager_reconcile_period_seconds
+        if period <= 0:  # a drop-in or flag can set 0s; the kubelet would then spin
+            msg = "cpuManagerReconcilePeriod is 0s; set it (e.g. '10s') or give --period"
+            raise ConfigError(msg)
+        return float(period)
 
 
 def build_runtime(kind: str, *, cgroup_root: Path = Path("/sys/fs/cgroup")) -> PinningRuntime:

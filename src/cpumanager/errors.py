@@ -13,6 +13,7 @@ codes (1 = bad input or file, 3 = system or runtime failure; 2 is click's usage 
     │   ├── MachineError                machine description or sysfs tree unusable
     │   ├── WorkloadError               Pod manifest malformed
     │   ├── ConfigError                 kubelet configuration / policy options invalid
+    │   │   └── KubeletConfigInvalidError   every error the kubelet's validation gives
     │   ├── ScenarioError               simulator scenario malformed
     │   ├── InvalidPathError            a path names a directory or device, not a file
     │   ├── SnapshotError               node snapshot file unusable
@@ -91,6 +92,17 @@ class ConfigError(InputError):
     """The kubelet configuration or policy options are invalid."""
 
     reason = "ConfigError"
+
+
+class KubeletConfigInvalidError(ConfigError):
+    """A configuration the kubelet would refuse, with each of its messages in ``errors``."""
+
+    reason = "KubeletConfigInvalidError"
+
+    def __init__(self, errors: tuple[str, ...]) -> None:
+        many = f"{len(errors)} errors: " + " | ".join(errors)
+        super().__init__(errors[0] if len(errors) == 1 else many)
+        self.errors = errors
 
 
 class ScenarioError(InputError):

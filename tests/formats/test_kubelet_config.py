@@ -35,7 +35,17 @@ def test_defaults_are_the_kubelets() -> None:
         config.reserved_cpus,
         config.num_reserved_cpus,
     ) == ("none", "none", "container", "None", Fraction(10), None, 0)
-    assert dict(config.eviction_hard) == {"memory.available": "100Mi"}
+    assert dict(config.eviction_hard) == {
+        "memory.available": "100Mi",
+        "nodefs.available": "10%",
+        "nodefs.inodesFree": "5%",
+        "imagefs.available": "15%",
+    }
+    assert (config.max_pods, config.enforce_node_allocatable, config.cgroup_driver) == (
+        110,
+        ("pods",),
+        "cgroupfs",
+    )
 
 
 def test_full_configuration_file_fields() -> None:
@@ -179,7 +189,6 @@ INVALID = [
     ({"kubeReserved": {"cpu": True}}, "kubeReserved.cpu: expected a quantity"),
     ({"kubeReserved": ["cpu"]}, "kubeReserved: expected a mapping"),
     ({"cpuManagerReconcilePeriod": "soon"}, "cpuManagerReconcilePeriod: 'soon' is not a duration"),
-    ({"cpuManagerReconcilePeriod": "0s"}, "cpuManagerReconcilePeriod must be greater than zero"),
     ({"cpuManagerPolicy": 1}, "cpuManagerPolicy: expected a string, got 1"),
     ({"cpuManagerPolicyOptions": {"full-pcpus-only": None}}, "cpuManagerPolicyOptions.full-pcpus"),
     ({"featureGates": {"X": "yes"}}, "featureGates.X: expected true or false, got 'yes'"),

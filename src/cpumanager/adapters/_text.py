@@ -7,13 +7,22 @@ one-line messages here, so every file kind words them the same way. Manifest dir
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from pathlib import Path
 
 import yaml
 
 from cpumanager.errors import InputError
 
-__all__ = ["YAML_LOADER", "manifest_files_in", "read_utf8_text", "yaml_problem"]
+__all__ = [
+    "YAML_LOADER",
+    "manifest_files_in",
+    "read_bounded_text",
+    "read_utf8_text",
+    "yaml_problem",
+]
 
 # libyaml's loader when PyYAML was built with it (much faster), else the pure one.
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -72,3 +81,53 @@ def yaml_problem(err: yaml.YAMLError) -> str:
     where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
     problem = getattr(err, "problem", None) or str(err).splitlines()[0]
     return f"{where} ({problem})"
+
+
+def read_bounded_text(path: Path, *, what: str, max_bytes: int, inside: Path | None = None) -> str:
+    """A regular file's UTF-8 text, refused past ``max_bytes`` or (with ``inside``) outside it.
+
+    Devices, FIFOs and directories are refused without being opened for reading (a FIFO
+    would block); a symlink is followed only when its target stays under ``inside``.
+    """
+    shown = str(path)
+    try:
+        target = path
+        if inside is not None:
+            target = path.resolve(strict=True)
+            if not target.is_relative_to(inside.resolve(strict=True)):
+                msg = f"{what} {shown!r} links out of {str(inside)!r}; refused, copy the file in"
+                raise InputError(msg)
+        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                msg = f"{what} {shown!r} is not a regular file; give a file"
+                raise InputError(msg)
+            if info.st_size > max_bytes:
+                msg = f"{what} {shown!r} is larger than {max_bytes} bytes; refused, check the path"
+                raise InputError(msg)
+            data = b""
+            while len(data) <= max_bytes:
+                chunk = os.read(fd, max_bytes + 1 - len(data))
+                if not chunk:
+                    break
+                data += chunk
+        finally:
+            os.close(fd)
+    except FileNotFoundError as err:
+        msg = f"{what} {shown!r} does not exist; check the path"
+        raise InputError(msg) from err
+    except OSError as err:
+        if err.errno == errno.EISDIR:
+            msg = f"{what} {shown!r} is a directory; give a file"
+        else:
+            msg = _unreadable(path, err, what=what, remedy="")
+        raise InputError(msg) from err
+    if len(data) > max_bytes:
+        msg = f"{what} {shown!r} is larger than {max_bytes} bytes; refused, check the path"
+        raise InputError(msg)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        msg = f"{what} {shown!r} is not UTF-8 text; save it as UTF-8"
+        raise InputError(msg) from err

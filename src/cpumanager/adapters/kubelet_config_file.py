@@ -1,39 +1,199 @@
-"""Read a KubeletConfiguration YAML (or JSON) file into a validated :class:`KubeletConfig`.
+"""Read the kubelet's configuration sources from files, and assemble the effective configuration.
 
-OS and parse failures become one-line :class:`InputError` / :class:`ConfigError` messages
-naming the file; validation errors keep the kubelet's wording, prefixed by the file name.
+The parsing is pure (``cpumanager.formats.kubelet_config``); this module only reads: the
+configuration file, a ``--config-dir`` drop-in directory, a kubelet command line, a systemd
+unit with its drop-ins and environment files, env files such as ``kubeadm-flags.env``, and
+a ``/configz`` answer. Every file is bounded in size and must be a regular file; drop-ins
+that link out of their directory are refused. OS and parse failures become one-line
+:class:`InputError` / :class:`ConfigError` messages naming the file; validation errors keep
+the kubelet's wording.
+
+:func:`load_effective_config` is the library entry point (node snapshots call it).
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import yaml
 
-from cpumanager.adapters._text import read_utf8_text, yaml_problem
-from cpumanager.errors import ConfigError
-from cpumanager.formats.kubelet_config import KubeletConfig
+from cpumanager.adapters._text import read_bounded_text, read_utf8_text, yaml_problem
+from cpumanager.errors import ConfigError, InputError, KubeletConfigInvalidError
+from cpumanager.formats.kubelet_config import (
+    ConfigSource,
+    EffectiveConfig,
+    KubeletConfig,
+    assemble,
+    parse_kubelet_flags,
+)
+from cpumanager.formats.kubelet_config.launch import (
+    argv_from_env,
+    expand_exec_start,
+    parse_env_file,
+    parse_systemd_unit,
+    split_command_line,
+)
 
-__all__ = ["kubelet_config_from_text", "read_kubelet_config"]
+__all__ = [
+    "MAX_DROP_INS",
+    "MAX_FILE_BYTES",
+    "kubelet_config_from_text",
+    "load_effective_config",
+    "read_config_source",
+    "read_drop_in_dir",
+    "read_kubelet_config",
+    "read_systemd_unit_argv",
+]
+
+MAX_FILE_BYTES = 4 * 2**20  # a real KubeletConfiguration is a few KiB
+MAX_DROP_INS = 256
+_MAX_DEPTH = 8
 
 
-def kubelet_config_from_text(text: str, *, source: str) -> KubeletConfig:
-    """Parse KubeletConfiguration text; ``source`` names it in messages."""
+def _load_yaml(text: str, *, source: str) -> object:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:
         msg = f"{source}: not valid YAML or JSON{yaml_problem(err)}; fix the file"
         raise ConfigError(msg) from err
-    if data is None:
-        data = {}
+    return {} if data is None else data
+
+
+def kubelet_config_from_text(text: str, *, source: str) -> KubeletConfig:
+    """Parse KubeletConfiguration text; ``source`` names it in messages."""
+    data = _load_yaml(text, source=source)
     try:
         return KubeletConfig.from_mapping(data)
+    except KubeletConfigInvalidError as err:
+        raise KubeletConfigInvalidError(tuple(f"{source}: {e}" for e in err.errors)) from err
     except ConfigError as err:
         msg = f"{source}: {err.message}"
         raise ConfigError(msg) from err
 
 
 def read_kubelet_config(path: Path) -> KubeletConfig:
-    """Read and validate a KubeletConfiguration file."""
+    """Read, default and validate one KubeletConfiguration file."""
     text = read_utf8_text(path, what="kubelet configuration", utf8_remedy="save it as YAML")
     return kubelet_config_from_text(text, source=str(path))
+
+
+def read_config_source(path: Path, *, inside: Path | None = None, name: str = "") -> ConfigSource:
+    """A YAML or JSON configuration document, bounded and regular."""
+    text = read_bounded_text(
+        path, what="kubelet configuration", max_bytes=MAX_FILE_BYTES, inside=inside
+    )
+    return ConfigSource(name=name or str(path), body=_load_yaml(text, source=str(path)))
+
+
+def read_drop_in_dir(directory: Path) -> list[ConfigSource]:
+    """``*.conf`` drop-ins in the order the kubelet walks them (lexical, depth first)."""
+    if not directory.is_dir():
+        msg = (
+            f"failed to walk through kubelet dropin directory {str(directory)!r}: it is not a "
+            "directory; check --config-dir"
+        )
+        raise InputError(msg)
+    found: list[Path] = []
+    _walk(directory, found, depth=0)
+    return [
+        read_config_source(path, inside=directory, name=str(path.relative_to(directory)))
+        for path in found
+    ]
+
+
+def _walk(directory: Path, found: list[Path], *, depth: int) -> None:
+    try:
+        entries = sorted(directory.iterdir(), key=lambda p: p.name)
+    except OSError as err:
+        msg = f"cannot list drop-in directory {str(directory)!r}: {err.strerror or err}"
+        raise InputError(msg) from err
+    for entry in entries:
+        if entry.is_dir() and not entry.is_symlink():
+            if depth < _MAX_DEPTH:
+                _walk(entry, found, depth=depth + 1)
+        elif entry.suffix == ".conf":
+            found.append(entry)
+            if len(found) > MAX_DROP_INS:
+                msg = f"more than {MAX_DROP_INS} drop-ins under {str(directory)!r}; refused"
+                raise InputError(msg)
+
+
+def _under(root: Path, named: str) -> Path:
+    """A path the kubelet's own files name, looked up under ``root``."""
+    return root / named.lstrip("/")
+
+
+def read_systemd_unit_argv(unit: Path, *, root: Path = Path("/")) -> list[str]:
+    """The kubelet's words from a unit, its ``UNIT.d/*.conf`` drop-ins and env files."""
+    texts = [(str(unit), _read_text(unit, "systemd unit"))]
+    drop_dir = unit.parent / f"{unit.name}.d"
+    if drop_dir.is_dir():
+        for path in sorted(drop_dir.glob("*.conf")):
+            text = read_bounded_text(
+                path, what="systemd drop-in", max_bytes=MAX_FILE_BYTES, inside=drop_dir
+            )
+            texts.append((str(path), text))
+    service = parse_systemd_unit(texts)
+    if service.exec_start is None:
+        msg = f"systemd unit {str(unit)!r} has no ExecStart= in [Service]; give the kubelet's unit"
+        raise ConfigError(msg)
+    environment = dict(service.environment)
+    for named, optional in service.environment_files:
+        path = _under(root, named)
+        if optional and not path.exists():
+            continue
+        environment.update(parse_env_file(_read_text(path, "environment file")))
+    return expand_exec_start(service.exec_start, environment, source=str(unit))
+
+
+def _read_text(path: Path, what: str) -> str:
+    return read_bounded_text(path, what=what, max_bytes=MAX_FILE_BYTES)
+
+
+def load_effective_config(
+    *,
+    config: Path | None = None,
+    config_dir: Path | None = None,
+    flags: Sequence[str] = (),
+    kubelet_cmdline: Path | None = None,
+    systemd_unit: Path | None = None,
+    env_files: Sequence[Path] = (),
+    configz: Path | None = None,
+    root: Path = Path("/"),
+) -> EffectiveConfig:
+    """The configuration the kubelet would run with, and where each field came from.
+
+    Flags are gathered from the systemd unit, then the command-line file, then the env
+    files, then ``flags`` (later words win). ``config`` / ``config_dir`` default to the
+    ``--config`` / ``--config-dir`` those flags name, looked up under ``root``.
+    Raises InputError / ConfigError for unreadable or malformed sources, and
+    KubeletConfigInvalidError listing every error the kubelet's validation would give.
+    """
+    words: list[str] = []
+    if systemd_unit is not None:
+        words += read_systemd_unit_argv(systemd_unit, root=root)
+    if kubelet_cmdline is not None:
+        words += split_command_line(
+            _read_text(kubelet_cmdline, "kubelet command line"), source=str(kubelet_cmdline)
+        )
+    for env_file in env_files:
+        words += argv_from_env(parse_env_file(_read_text(env_file, "environment file")))
+    words += list(flags)
+    parsed = parse_kubelet_flags(words)
+    if configz is not None:
+        text = _read_text(configz, "configz answer")
+        try:
+            body = json.loads(text)
+        except ValueError as err:
+            msg = f"{configz}: not valid JSON ({err}); save the answer of /configz as is"
+            raise ConfigError(msg) from err
+        return assemble(configz=ConfigSource(name=str(configz), body=body), flags=parsed)
+    if config is None and parsed.config:
+        config = _under(root, parsed.config)
+    if config_dir is None and parsed.config_dir:
+        config_dir = _under(root, parsed.config_dir)
+    file = read_config_source(config) if config is not None else None
+    drop_ins = read_drop_in_dir(config_dir) if config_dir is not None else []
+    return assemble(file=file, drop_ins=drop_ins, flags=parsed)
