@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cpumanager.core.hints.source import HintSource
+from cpumanager.manager.admission import AdmissionResult
 
-__all__ = ["EventReport", "SimulationReport", "hints_json"]
+__all__ = ["EventReport", "SimulationReport", "decision_entries", "hints_json"]
 
 
 @dataclass(slots=True)
@@ -93,3 +94,20 @@ def hints_json(hints: object) -> object:
         else:
             out[resource] = None
     return out
+
+
+def decision_entries(result: AdmissionResult) -> list[dict[str, Any]]:
+    """The ``explain`` entries of one admission: each provider's hints, the merge, why."""
+    entries: list[dict[str, Any]] = []
+    for decision in result.decisions:
+        entry: dict[str, Any] = {
+            "container": decision.container,
+            "providers": {name: hints_json(hints) for name, hints in decision.provider_hints},
+            "merged": decision.merged.to_json(),
+            "admit": decision.admitted,
+        }
+        if decision.explanation is not None:
+            entry["why"] = list(decision.explanation.lines())
+            entry["blocking"] = list(decision.explanation.blocking)
+        entries.append(entry)
+    return entries

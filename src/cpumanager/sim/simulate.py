@@ -8,7 +8,7 @@ part around the managers (pod admission, PreStartContainer, the reconcile loop, 
 Event semantics:
 
 * ``admit``: the kubelet's admission; on success the pod's containers start (their ids are
-  recorded through ``add_container``, the kubelet's PreStartContainer hook).
+  recorded through ``Node.container_started``, the kubelet's PreStartContainer hook).
 * ``delete``: the pod is removed; its containers stop and, as the kubelet's reconcile loop
   does within a period, stale state is removed right away.
 * ``exit``: the pod's containers stop without the manager being told; its CPUs come back at
@@ -28,22 +28,17 @@ from typing import Any
 
 from cpumanager.adapters.memory_store import InMemoryStore
 from cpumanager.core.cpuset import CPUSet
-from cpumanager.core.events import (
-    Allocated,
-    ManagerEvent,
-    Released,
-    StateRepaired,
-)
+from cpumanager.core.events import Allocated, Released, StateRepaired
 from cpumanager.core.ids import ContainerID, ContainerKey, PodUID
 from cpumanager.core.reconcile import ContainerPhase, ContainerStatus
 from cpumanager.core.topology import CPUInfo, CPUTopology
 from cpumanager.core.workload import Pod
 from cpumanager.errors import CpuManagerError, ScenarioError
 from cpumanager.formats.kubelet_config import KubeletConfig
-from cpumanager.manager.admission import AdmissionResult
 from cpumanager.manager.node import Node, NodeState
 from cpumanager.metrics import PrometheusObserver
-from cpumanager.sim.report import EventReport, SimulationReport, hints_json
+from cpumanager.sim.fakes import AppliedCpusets, Collector, FakeClock
+from cpumanager.sim.report import EventReport, SimulationReport, decision_entries
 from cpumanager.sim.scenario import (
     Admit,
     Delete,
@@ -62,40 +57,6 @@ __all__ = ["EventReport", "SimulationReport", "simulate"]
 CHECKPOINT_PATH = "/var/lib/kubelet/cpu_manager_state"
 
 
-class _Collector:
-    """Observer fan-out: remember events for the report, feed the metrics."""
-
-    def __init__(self, metrics: PrometheusObserver) -> None:
-        self.events: list[ManagerEvent] = []
-        self._metrics = metrics
-
-    def notify(self, event: ManagerEvent) -> None:
-        self.events.append(event)
-        self._metrics.notify(event)
-
-    def drain(self) -> list[ManagerEvent]:
-        found, self.events = self.events, []
-        return found
-
-
-class _AppliedCpusets:
-    """The simulated container runtime: it accepts every cpuset and remembers the last."""
-
-    def __init__(self) -> None:
-        self.current: dict[ContainerID, CPUSet] = {}
-
-    def apply(self, container_id: ContainerID, cpus: CPUSet) -> None:
-        self.current[container_id] = cpus
-
-
-class _FakeClock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 class _Simulation:
     def __init__(self, scenario: Scenario) -> None:
         self.scenario = scenario
@@ -104,9 +65,9 @@ class _Simulation:
         self.kubelet_raw: dict[str, Any] = dict(scenario.kubelet)
         self.store = InMemoryStore(scenario.state_bytes, source=CHECKPOINT_PATH)
         self.metrics = PrometheusObserver(numa_of_cpu=lambda cpu: self.machine.info(cpu).numa)
-        self.collector = _Collector(self.metrics)
-        self.clock = _FakeClock()
-        self.runtime = _AppliedCpusets()
+        self.collector = Collector(self.metrics)
+        self.clock = FakeClock()
+        self.runtime = AppliedCpusets()
         self.pods: dict[PodUID, Pod] = {}
         self.active: list[PodUID] = []
         self.container_ids: dict[ContainerKey, ContainerID] = {}
@@ -194,9 +155,6 @@ class _Simulation:
                     }
                 )
 
-    def _label(self, key: ContainerKey) -> str:
-        return f"{self._pod_name(key.pod_uid)}/{key.container_name}"
-
     def _pod_name(self, uid: str) -> str:
         pod = self.pods.get(PodUID(uid))
         return pod.name if pod is not None and pod.name else uid
@@ -271,7 +229,7 @@ class _Simulation:
         self.clock.now += 0.001
         result = node.admit(pod)
         report.admitted = result.admitted
-        self._explain(report, result)
+        report.explain.extend(decision_entries(result))
         self.absorb(report)
         if result.admitted:
             self.active.append(pod.uid)
@@ -282,19 +240,6 @@ class _Simulation:
             report.error = {"type": result.reason, "message": result.message}
         report.default_cpuset = self.default_text()
         return report
-
-    def _explain(self, report: EventReport, result: AdmissionResult) -> None:
-        for decision in result.decisions:
-            entry: dict[str, Any] = {
-                "container": decision.container,
-                "providers": {name: hints_json(hints) for name, hints in decision.provider_hints},
-                "merged": decision.merged.to_json(),
-                "admit": decision.admitted,
-            }
-            if decision.explanation is not None:
-                entry["why"] = list(decision.explanation.lines())
-                entry["blocking"] = list(decision.explanation.blocking)
-            report.explain.append(entry)
 
     def remove(self, ref: str, *, tell_manager: bool) -> EventReport:
         pod = self.find(ref)
