@@ -26,6 +26,7 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     "simulate": ("cpumanager.cli.simulate", "simulate", "What would the kubelet do?"),
     "agent": ("cpumanager.cli.agent", "agent", "Pin local workloads (daemon)."),
     "run": ("cpumanager.cli.agent", "run", "Start a command pinned to exclusive CPUs."),
+    "node": ("cpumanager.cli.node", "node", "Snapshot a real node and answer for it."),
 }
 
 

@@ -41,6 +41,10 @@ def fail(where: str, problem: str) -> NoReturn:
     raise SnapshotError(msg)
 
 
+def _at(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else key
+
+
 def obj(raw: object, where: str) -> Mapping[str, object]:
     """``raw`` as a JSON object."""
     if not isinstance(raw, dict):
@@ -50,8 +54,7 @@ def obj(raw: object, where: str) -> Mapping[str, object]:
 
 def get_map(body: Mapping[str, object], key: str, where: str) -> Mapping[str, object]:
     """The object under ``key`` (missing = empty)."""
-    raw = body.get(key, {})
-    return obj(raw, f"{where}.{key}")
+    return obj(body.get(key, {}), _at(where, key))
 
 
 def get_list(body: Mapping[str, object], key: str, where: str) -> list[object]:
@@ -60,7 +63,7 @@ def get_list(body: Mapping[str, object], key: str, where: str) -> list[object]:
     if raw is None:
         return []
     if not isinstance(raw, list):
-        fail(f"{where}.{key}", f"expected a list, got {kind_of(raw)}")
+        fail(_at(where, key), f"expected a list, got {kind_of(raw)}")
     return raw
 
 
@@ -68,7 +71,7 @@ def get_str(body: Mapping[str, object], key: str, where: str, *, default: str = 
     """The string under ``key`` (missing = ``default``)."""
     raw = body.get(key, default)
     if not isinstance(raw, str):
-        fail(f"{where}.{key}", f"expected a string, got {kind_of(raw)}")
+        fail(_at(where, key), f"expected a string, got {kind_of(raw)}")
     return raw
 
 
@@ -76,9 +79,9 @@ def get_int(body: Mapping[str, object], key: str, where: str, *, default: int = 
     """The non-negative int64 under ``key`` (missing = ``default``)."""
     raw = body.get(key, default)
     if isinstance(raw, bool) or not isinstance(raw, int):
-        fail(f"{where}.{key}", f"expected a whole number, got {kind_of(raw)}")
+        fail(_at(where, key), f"expected a whole number, got {kind_of(raw)}")
     if not 0 <= raw <= _INT64:
-        fail(f"{where}.{key}", f"{raw} is out of range (0 to 2^63-1)")
+        fail(_at(where, key), f"{raw} is out of range (0 to 2^63-1)")
     return raw
 
 
@@ -86,5 +89,5 @@ def get_bool(body: Mapping[str, object], key: str, where: str, *, default: bool 
     """The boolean under ``key`` (missing = ``default``)."""
     raw = body.get(key, default)
     if not isinstance(raw, bool):
-        fail(f"{where}.{key}", f"expected true or false, got {kind_of(raw)}")
+        fail(_at(where, key), f"expected true or false, got {kind_of(raw)}")
     return raw

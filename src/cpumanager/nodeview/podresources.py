@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cpumanager.core.cpuset import MAX_CPU_ID, CPUSet
+from cpumanager.errors import InvalidCPUSetError
 from cpumanager.nodeview._fields import fail, get_int, get_list, get_map, get_str, obj
 
 __all__ = [
@@ -233,8 +234,8 @@ def _cpus(body: Mapping[str, object], where: str) -> CPUSet:
     text = get_str(body, "cpuIds", where)
     try:
         return CPUSet.parse(text)
-    except ValueError as err:
-        fail(f"{where}.cpuIds", str(err))
+    except InvalidCPUSetError as err:
+        fail(f"{where}.cpuIds", f"{text!r} is not a CPU list ({err.detail})")
 
 
 def _numa_of(body: Mapping[str, object], where: str) -> tuple[int, ...] | None:

@@ -1,0 +1,363 @@
+"""Collect a node snapshot from a real node (or a copy of one), and read snapshot files.
+
+Sources, each recorded in ``sources`` with a status and a one-line reason:
+
+* ``machine``: ``<root>/sys/devices/system/{cpu,node}`` (as ``topology --sysfs``);
+* ``config``: ``--configz`` (a running kubelet's ``/configz``), else ``--kubelet-config``,
+  else ``<kubelet-root>/config.yaml`` (where kubeadm puts it);
+* the three checkpoints under ``<kubelet-root>``: ``cpu_manager_state``,
+  ``memory_manager_state``, ``device-plugins/kubelet_internal_checkpoint``;
+* ``podResources``: the socket ``<kubelet-root>/pod-resources/kubelet.sock``;
+* ``pods``: ``--pods FILE`` (``kubectl get pods -A --field-selector spec.nodeName=N -o json``
+  or the kubelet's ``/pods``).
+
+What the node holds is recorded whatever its state: a missing, unreadable or corrupt file is
+a fact about the node, not a reason to stop. Files named on the command line are the user's
+choice and must be usable: a missing or malformed one is a one-line error and nothing is
+written. Files under the kubelet root are read only when they are regular files (symbolic
+links are not followed) and at most :data:`MAX_NODE_FILE_BYTES` long.
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import yaml
+
+from cpumanager import __version__
+from cpumanager.adapters._text import YAML_LOADER, yaml_problem
+from cpumanager.adapters.filestore import write_atomic
+from cpumanager.adapters.podresources.client import (
+    DEFAULT_TIMEOUT_SECONDS,
+    SOCKET_RELATIVE_PATH,
+    collect_answers,
+)
+from cpumanager.adapters.sysfs import SysfsReader
+from cpumanager.errors import (
+    ConfigError,
+    InputError,
+    MachineError,
+    PodResourcesError,
+    SnapshotError,
+)
+from cpumanager.formats.kubelet_config import KubeletConfig
+from cpumanager.formats.machine_format import topology_to_dict
+from cpumanager.nodeview.checkpoints import checkpoint_view
+from cpumanager.nodeview.podresources import PodResourcesAnswers
+from cpumanager.nodeview.pods import NodePod, reduce_pod_list
+from cpumanager.nodeview.snapshot import (
+    MAX_SNAPSHOT_BYTES,
+    CheckpointFile,
+    ConfigView,
+    NodeSnapshot,
+    Source,
+    snapshot_from_json,
+    snapshot_to_json,
+)
+
+__all__ = [
+    "CHECKPOINT_PATHS",
+    "MAX_NODE_FILE_BYTES",
+    "CollectOptions",
+    "collect_snapshot",
+    "load_snapshot",
+    "write_snapshot",
+]
+
+MAX_NODE_FILE_BYTES = 64 * 1024 * 1024
+CHECKPOINT_PATHS = {
+    "cpu_manager_state": Path("cpu_manager_state"),
+    "memory_manager_state": Path("memory_manager_state"),
+    "kubelet_internal_checkpoint": Path("device-plugins/kubelet_internal_checkpoint"),
+}
+_CONFIG_NAME = Path("config.yaml")
+_MAX_REASON = 300
+
+
+@dataclass(frozen=True, slots=True)
+class CollectOptions:
+    """Where to look; every path may point into a copy of a node (tests, post-mortems)."""
+
+    root: Path = Path("/")
+    kubelet_root: Path = Path("/var/lib/kubelet")
+    pods: Path | None = None
+    kubelet_config: Path | None = None
+    configz: Path | None = None
+    node_name: str | None = None
+    socket: Path | None = None
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+
+
+def _clip(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= _MAX_REASON else line[:_MAX_REASON] + "..."
+
+
+_MISSING, _UNREADABLE, _INVALID = "missing", "unreadable", "invalid"
+
+
+class _UnusableError(Exception):
+    """A node file could not be read; ``status`` is missing, unreadable or invalid."""
+
+    def __init__(self, status: str, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+def _read_node_file(path: Path) -> bytes:
+    """A regular file's bytes, without following a symbolic link; _UnusableError otherwise."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError as err:
+        raise _UnusableError(_MISSING, "no such file") from err
+    except OSError as err:
+        raise _UnusableError(_UNREADABLE, err.strerror or str(err)) from err
+    if stat.S_ISLNK(info.st_mode):
+        raise _UnusableError(_UNREADABLE, "a symbolic link (not followed)")
+    if not stat.S_ISREG(info.st_mode):
+        raise _UnusableError(_UNREADABLE, "not a regular file")
+    if info.st_size > MAX_NODE_FILE_BYTES:
+        raise _UnusableError(_INVALID, f"{info.st_size} bytes, more than {MAX_NODE_FILE_BYTES}")
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_NODE_FILE_BYTES + 1)
+    except OSError as err:
+        raise _UnusableError(_UNREADABLE, err.strerror or str(err)) from err
+    if len(data) > MAX_NODE_FILE_BYTES:
+        raise _UnusableError(_INVALID, f"more than {MAX_NODE_FILE_BYTES} bytes")
+    return data
+
+
+def _read_given_file(path: Path, what: str) -> bytes:
+    """A file named on the command line: any problem is a one-line InputError."""
+    try:
+        return _read_node_file(path)
+    except _UnusableError as err:
+        msg = f"{what} {str(path)!r}: {err.reason}; give a readable regular file"
+        raise InputError(msg) from err
+
+
+# --- machine ---------------------------------------------------------------------------
+
+
+def _machine(root: Path) -> tuple[dict[str, object] | None, Source]:
+    where = str(root / "sys/devices/system")
+    if not (root / "sys/devices/system/cpu").is_dir():
+        return None, Source("machine", "missing", where, "no sys/devices/system/cpu under --root")
+    try:
+        topology = SysfsReader(root).read()
+    except MachineError as err:
+        return None, Source("machine", "invalid", where, _clip(err.message))
+    warnings = "; ".join(topology.warnings)
+    return topology_to_dict(topology), Source("machine", "ok", where, _clip(warnings))
+
+
+# --- configuration ---------------------------------------------------------------------
+
+# v1beta1 field -> default, for the fields KubeletConfig reads (the v1beta1 defaults).
+_DEFAULTS: dict[str, object] = {
+    "cpuManagerPolicy": "none",
+    "cpuManagerPolicyOptions": {},
+    "cpuManagerReconcilePeriod": "10s",
+    "reservedSystemCPUs": "",
+    "kubeReserved": {},
+    "systemReserved": {},
+    "evictionHard": {"memory.available": "100Mi"},
+    "topologyManagerPolicy": "none",
+    "topologyManagerScope": "container",
+    "topologyManagerPolicyOptions": {},
+    "featureGates": {},
+    "memoryManagerPolicy": "None",
+    "reservedMemory": [],
+}
+
+
+def _config_view(body: object, origin: str) -> ConfigView:
+    if not isinstance(body, dict):
+        return ConfigView({}, "invalid", "the configuration is not a mapping")
+    fields: dict[str, dict[str, object]] = {}
+    for name, default in _DEFAULTS.items():
+        given = name in body and body[name] is not None
+        fields[name] = {
+            "value": body[name] if given else default,
+            "from": origin if given else "default",
+        }
+    try:
+        KubeletConfig.from_mapping({name: entry["value"] for name, entry in fields.items()})
+    except ConfigError as err:
+        return ConfigView(fields, "invalid", _clip(err.message))
+    return ConfigView(fields)
+
+
+def _parse_config(data: bytes, path: Path) -> object:
+    try:
+        return yaml.load(data.decode("utf-8"), Loader=YAML_LOADER)  # noqa: S506 - safe loader
+    except UnicodeDecodeError as err:
+        msg = f"kubelet configuration {str(path)!r} is not UTF-8 text"
+        raise _UnusableError(_INVALID, msg) from err
+    except yaml.YAMLError as err:
+        msg = f"not valid YAML or JSON{yaml_problem(err)}"
+        raise _UnusableError(_INVALID, msg) from err
+
+
+def _configuration(options: CollectOptions) -> tuple[ConfigView | None, Source]:
+    if options.configz is not None:
+        data = _read_given_file(options.configz, "--configz file")
+        try:
+            raw = json.loads(data)
+        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+            msg = (
+                f"--configz file {str(options.configz)!r} is not JSON; save the kubelet's "
+                "/configz answer"
+            )
+            raise InputError(msg) from err
+        body = raw.get("kubeletconfig") if isinstance(raw, dict) else None
+        if not isinstance(body, dict):
+            msg = (
+                f'--configz file {str(options.configz)!r} has no "kubeletconfig" object; '
+                "save the kubelet's /configz answer"
+            )
+            raise InputError(msg)
+        view = _config_view(body, "configz")
+        return view, Source("config", view.status, str(options.configz), view.problem)
+    if options.kubelet_config is not None:
+        data = _read_given_file(options.kubelet_config, "--kubelet-config file")
+        try:
+            body = _parse_config(data, options.kubelet_config)
+        except _UnusableError as err:
+            msg = f"--kubelet-config file {str(options.kubelet_config)!r}: {err.reason}"
+            raise InputError(msg) from err
+        view = _config_view(body, "file")
+        return view, Source("config", view.status, str(options.kubelet_config), view.problem)
+    path = options.kubelet_root / _CONFIG_NAME
+    try:
+        body = _parse_config(_read_node_file(path), path)
+    except _UnusableError as err:
+        view = _config_view({}, "default")
+        reason = f"{err.reason}; the kubelet's defaults are assumed (give --kubelet-config)"
+        return view, Source("config", err.status, str(path), _clip(reason))
+    view = _config_view(body, "file")
+    return view, Source("config", view.status, str(path), view.problem)
+
+
+# --- checkpoints, PodResources, pods ---------------------------------------------------
+
+
+def _checkpoints(kubelet_root: Path) -> tuple[dict[str, CheckpointFile], list[Source]]:
+    found: dict[str, CheckpointFile] = {}
+    sources = []
+    for kind, relative in CHECKPOINT_PATHS.items():
+        path = kubelet_root / relative
+        try:
+            data = _read_node_file(path)
+        except _UnusableError as err:
+            sources.append(Source(kind, err.status, str(path), _clip(err.reason)))
+            continue
+        decoded, problem = checkpoint_view(kind, data)
+        found[kind] = CheckpointFile(kind, str(path), data, decoded, problem)
+        if problem:
+            sources.append(Source(kind, "invalid", str(path), _clip(problem)))
+        elif decoded is None:
+            sources.append(Source(kind, "ok", str(path), "kept as raw bytes (not decoded)"))
+        else:
+            sources.append(Source(kind, "ok", str(path)))
+    return found, sources
+
+
+def _pod_resources(options: CollectOptions) -> tuple[PodResourcesAnswers | None, Source]:
+    path = options.socket or options.kubelet_root / SOCKET_RELATIVE_PATH
+    try:
+        answers = collect_answers(path, timeout_seconds=options.timeout_seconds)
+    except PodResourcesError as err:
+        status = "missing" if err.status == "missing" else "unreadable"
+        return None, Source("podResources", status, str(path), _clip(err.message))
+    failed = [
+        f"{name}: {call.reason}" for name, call in answers.calls.items() if call.status != "ok"
+    ]
+    status = "partial" if failed else "ok"
+    return answers, Source("podResources", status, str(path), _clip("; ".join(failed)))
+
+
+def _pods(options: CollectOptions) -> tuple[str | None, tuple[NodePod, ...] | None, Source]:
+    if options.pods is None:
+        reason = (
+            "no --pods FILE given ('kubectl get pods -A --field-selector spec.nodeName=NODE "
+            "-o json' or the kubelet's /pods)"
+        )
+        return options.node_name, None, Source("pods", "not-given", "", reason)
+    data = _read_given_file(options.pods, "--pods file")
+    try:
+        doc = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        msg = f"--pods file {str(options.pods)!r} is not JSON; save 'kubectl get pods ... -o json'"
+        raise InputError(msg) from err
+    except RecursionError as err:
+        msg = f"--pods file {str(options.pods)!r} is nested too deeply"
+        raise InputError(msg) from err
+    node_name, pods = reduce_pod_list(doc, node_name=options.node_name)
+    return node_name, pods, Source("pods", "ok", str(options.pods), f"{len(pods)} pods")
+
+
+def _hostname(root: Path) -> str:
+    try:
+        text = _read_node_file(root / "etc/hostname").decode("utf-8", "replace")
+    except _UnusableError:
+        return ""
+    return text.strip().lower()[:253]
+
+
+def collect_snapshot(
+    options: CollectOptions, *, now: Callable[[], datetime] = lambda: datetime.now(UTC)
+) -> NodeSnapshot:
+    """Read every source; InputError only for files named in ``options`` that are unusable."""
+    node_name, pods, pods_source = _pods(options)
+    config, config_source = _configuration(options)
+    machine, machine_source = _machine(options.root)
+    checkpoints, checkpoint_sources = _checkpoints(options.kubelet_root)
+    answers, answers_source = _pod_resources(options)
+    return NodeSnapshot(
+        node_name=node_name or _hostname(options.root),
+        collected_at=now().strftime("%Y-%m-%dT%H:%M:%SZ"),
+        tool=f"cpumanager {__version__}",
+        root=str(options.root),
+        kubelet_root=str(options.kubelet_root),
+        machine=machine,
+        config=config,
+        checkpoints=checkpoints,
+        pod_resources=answers,
+        pods=pods,
+        sources=(machine_source, config_source, *checkpoint_sources, answers_source, pods_source),
+    )
+
+
+def write_snapshot(snapshot: NodeSnapshot, path: Path) -> None:
+    """Write the snapshot file atomically (0644: it holds no secrets)."""
+    write_atomic(path, snapshot_to_json(snapshot), mode=0o644)
+
+
+def load_snapshot(path: Path) -> NodeSnapshot:
+    """Read a snapshot file: a regular file of at most MAX_SNAPSHOT_BYTES, schema checked."""
+    try:
+        info = path.stat()
+    except FileNotFoundError as err:
+        msg = f"snapshot {str(path)!r} does not exist; take one with 'cpumanager node snapshot'"
+        raise SnapshotError(msg) from err
+    except OSError as err:
+        msg = f"cannot read snapshot {str(path)!r}: {err.strerror or err}"
+        raise SnapshotError(msg) from err
+    if not stat.S_ISREG(info.st_mode):
+        msg = f"snapshot {str(path)!r} is not a regular file; give a snapshot file"
+        raise SnapshotError(msg)
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_SNAPSHOT_BYTES + 1)
+    except OSError as err:
+        msg = f"cannot read snapshot {str(path)!r}: {err.strerror or err}"
+        raise SnapshotError(msg) from err
+    return snapshot_from_json(data, source=str(path))

@@ -1,0 +1,116 @@
+"""`cpumanager node snapshot`: one self-contained JSON file describing this node.
+
+Collection is ``adapters/node_collect.py``; this command parses options, writes the file
+(atomically, or to stdout with ``-o -``) and says on stderr which sources were missing, in
+one line each. Missing sources never stop it; unusable files named on the command line do.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+__all__ = ["snapshot"]
+
+
+@click.command()
+@click.option(
+    "--root",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("/"),
+    show_default=True,
+    help="Where sys/devices/system/{cpu,node} (and etc/hostname) are read, as topology --sysfs.",
+)
+@click.option(
+    "--kubelet-root",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("/var/lib/kubelet"),
+    show_default=True,
+    help="The kubelet's --root-dir: checkpoints, config.yaml, pod-resources/kubelet.sock.",
+)
+@click.option(
+    "--pods",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="The node's pods: 'kubectl get pods -A --field-selector spec.nodeName=NODE -o json' "
+    "or the kubelet's /pods JSON.",
+)
+@click.option(
+    "--kubelet-config",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="The kubelet's --config file (default: <kubelet-root>/config.yaml when present).",
+)
+@click.option(
+    "--configz",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="A running kubelet's /configz answer (wins over --kubelet-config).",
+)
+@click.option("--node-name", default=None, help="The node's name (default: from the pods).")
+@click.option(
+    "--socket",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    metavar="PATH",
+    help="The PodResources socket (default: <kubelet-root>/pod-resources/kubelet.sock).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.01, max=300),
+    default=10.0,
+    show_default=True,
+    help="Seconds to wait for each PodResources call.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
+    default=Path("-"),
+    show_default=True,
+    metavar="FILE",
+    help="Where to write the snapshot ('-': stdout).",
+)
+def snapshot(
+    *,
+    root: Path,
+    kubelet_root: Path,
+    pods: Path | None,
+    kubelet_config: Path | None,
+    configz: Path | None,
+    node_name: str | None,
+    socket: Path | None,
+    timeout: float,
+    output: Path,
+) -> None:
+    """Collect the machine, the effective kubelet configuration, the three checkpoints (raw
+    and decoded), the PodResources answers and the node's pods into one JSON file."""
+    from cpumanager.adapters.node_collect import CollectOptions, collect_snapshot, write_snapshot
+    from cpumanager.nodeview.snapshot import snapshot_to_json
+
+    options = CollectOptions(
+        root=root,
+        kubelet_root=kubelet_root,
+        pods=pods,
+        kubelet_config=kubelet_config,
+        configz=configz,
+        node_name=node_name,
+        socket=socket,
+        timeout_seconds=timeout,
+    )
+    taken = collect_snapshot(options)
+    for source in taken.sources:
+        if source.status != "ok":
+            reason = f": {source.reason}" if source.reason else ""
+            text = f"cpumanager: note: {source.name} {source.status}{reason}"
+            click.echo(text.encode("ascii", "backslashreplace").decode("ascii"), err=True)
+    if str(output) == "-":
+        click.echo(snapshot_to_json(taken).decode("utf-8"), nl=False)
+        return
+    write_snapshot(taken, output)
+    pods_count = "no pod list" if taken.pods is None else f"{len(taken.pods)} pods"
+    click.echo(f"cpumanager: wrote snapshot {output} ({pods_count})", err=True)

@@ -1,0 +1,69 @@
+"""`cpumanager node snapshot` as a shell sees it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.cli.runner import run_main
+from tests.nodeview.fixture_nodes import NODES_DIR
+
+KUBEADM = NODES_DIR / "kubeadm"
+
+
+def _args(node: Path, *extra: object) -> list[object]:
+    return [
+        "node",
+        "snapshot",
+        "--root",
+        node,
+        "--kubelet-root",
+        node / "var/lib/kubelet",
+        "--socket",
+        node / "no.sock",
+        *extra,
+    ]
+
+
+def test_writes_the_file_and_notes_missing_sources(tmp_path: Path) -> None:
+    out = tmp_path / "snap.json"
+    result = run_main(_args(KUBEADM, "--pods", KUBEADM / "pods.json", "-o", out))
+    assert result.exit_code == 0, result.stderr
+    assert result.output == ""
+    assert "cpumanager: note: podResources missing: no PodResources socket" in result.stderr
+    assert f"wrote snapshot {out} (7 pods)" in result.stderr
+    tree = json.loads(out.read_text())
+    assert tree["nodeName"] == "kubeadm-node-1"
+    assert len(tree["pods"]) == 7
+
+
+def test_stdout_by_default() -> None:
+    result = run_main(_args(KUBEADM))
+    assert result.exit_code == 0, result.stderr
+    tree = json.loads(result.output)
+    assert tree["schema"] == "cpumanager.io/node-snapshot"
+    assert tree["pods"] is None
+    assert "pods not-given" in result.stderr
+
+
+def test_pod_list_from_another_node_writes_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "snap.json"
+    args = _args(KUBEADM, "--pods", KUBEADM / "pods.json", "--node-name", "other", "-o", out)
+    result = run_main(args)
+    assert result.exit_code == 1
+    assert result.stderr.count("\n") == 1
+    assert "this pod list is from another node" in result.stderr
+    assert not out.exists()
+
+
+def test_missing_pods_file_is_a_one_line_error(tmp_path: Path) -> None:
+    result = run_main(_args(KUBEADM, "--pods", tmp_path / "none.json"))
+    assert result.exit_code == 1
+    assert result.stderr.startswith("cpumanager: error: --pods file")
+    assert "Traceback" not in result.stderr
+
+
+def test_node_group_lists_snapshot() -> None:
+    result = run_main(["node", "--help"])
+    assert result.exit_code == 0
+    assert "snapshot" in result.output

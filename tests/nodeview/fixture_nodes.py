@@ -1,0 +1,509 @@
+"""Fixture nodes: directory trees shaped like real nodes, under tests/data/nodes/<name>/.
+
+Each tree holds what ``cpumanager node snapshot`` reads: a ``sys/devices/system`` subset
+(built with ``tests/adapters/sysfs_tree.py``), ``etc/hostname``, ``var/lib/kubelet`` with
+``config.yaml`` and the checkpoints, and beside them ``pods.json`` (``kubectl get pods -A
+-o json`` output, env values and secrets included, so tests see them dropped) and, for
+nodes whose kubelet answers, ``podresources.json`` (what the stand-in kubelet serves).
+
+The checkpoints and PodResources answers are what our managers (the kubelet's decisions)
+produce when the node's pods are admitted in order; they are generated once and committed
+as facts. Regenerate with ``PYTHONPATH=src python -m tests.nodeview.fixture_nodes``.
+
+Nodes:
+
+* ``kubeadm``: kubeadm's config.yaml (every zero duration spelled out), static CPU policy,
+  reservedSystemCPUs 0,8, single-numa-node; static (mirror) pods, Guaranteed and shared pods.
+* ``policy-switched``: the checkpoint of a static-policy kubelet, config.yaml now says
+  ``none`` (switched without a drain): the kubelet refuses to start, so no socket.
+* ``offline-cpus``: CPUs 6,7,14,15 offline (cpu/online 0-5,8-13).
+* ``gpu``: four GPUs, two on each NUMA node, a GPU pod on each node.
+* ``corrupt-checkpoint``: the kubeadm node with one digit of the checksum changed.
+* ``no-socket``: a healthy none-policy node whose pod-resources socket is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+
+from cpumanager.adapters.memory_store import InMemoryStore
+from cpumanager.adapters.podresources.server import serve
+from cpumanager.adapters.sysfs import SysfsReader
+from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.hints.device_hints import Device
+from cpumanager.core.ids import ContainerKey, ContainerName, PodUID
+from cpumanager.core.workload import Pod
+from cpumanager.formats.kubelet_config import KubeletConfig
+from cpumanager.formats.manifest import pod_from_manifest
+from cpumanager.manager.node import Node, NodeResources
+from cpumanager.nodeview.podresources import (
+    AllocatableResources,
+    CallResult,
+    ContainerResources,
+    DeviceAllocation,
+    PodResources,
+    PodResourcesAnswers,
+    answers_from_dict,
+    answers_to_dict,
+)
+from tests.adapters.sysfs_tree import SysfsTree
+
+NODES_DIR = Path(__file__).resolve().parent.parent / "data" / "nodes"
+KUBELET = Path("var/lib/kubelet")
+GIB_KB = 1 << 20
+
+KUBEADM_CONFIG = """\
+# Shape: kubeadm. `kubeadm init` writes /var/lib/kubelet/config.yaml like this (every zero
+# duration spelled out, empty structs as {{}}); the cpuManagerPolicy, reservedSystemCPUs and
+# topologyManagerPolicy lines came from a kubeadm "kubeletconfiguration" patch.
+apiVersion: kubelet.config.k8s.io/v1beta1
+authentication:
+  anonymous:
+    enabled: false
+  webhook:
+    cacheTTL: 0s
+    enabled: true
+  x509:
+    clientCAFile: /etc/kubernetes/pki/ca.crt
+authorization:
+  mode: Webhook
+  webhook:
+    cacheAuthorizedTTL: 0s
+    cacheUnauthorizedTTL: 0s
+cgroupDriver: systemd
+clusterDNS:
+- 10.96.0.10
+clusterDomain: cluster.local
+containerRuntimeEndpoint: ""
+cpuManagerPolicy: {policy}
+cpuManagerReconcilePeriod: 0s
+crashLoopBackOff: {{}}
+evictionPressureTransitionPeriod: 0s
+fileCheckFrequency: 0s
+healthzBindAddress: 127.0.0.1
+healthzPort: 10248
+httpCheckFrequency: 0s
+imageMaximumGCAge: 0s
+imageMinimumGCAge: 0s
+kind: KubeletConfiguration
+logging:
+  flushFrequency: 0
+  options:
+    json:
+      infoBufferSize: "0"
+    text:
+      infoBufferSize: "0"
+  verbosity: 0
+memorySwap: {{}}
+nodeStatusReportFrequency: 0s
+nodeStatusUpdateFrequency: 0s
+{reserved}resolvConf: /run/systemd/resolve/resolv.conf
+rotateCertificates: true
+runtimeRequestTimeout: 0s
+shutdownGracePeriod: 0s
+shutdownGracePeriodCriticalPods: 0s
+staticPodPath: /etc/kubernetes/manifests
+streamingConnectionIdleTimeout: 0s
+syncFrequency: 0s
+{topology}volumeStatsAggPeriod: 0s
+"""
+
+
+def kubeadm_config(*, policy: str, reserved: str | None, topology: str | None) -> str:
+    return KUBEADM_CONFIG.format(
+        policy=policy,
+        reserved=f'reservedSystemCPUs: "{reserved}"\n' if reserved else "",
+        topology=f"topologyManagerPolicy: {topology}\n" if topology else "",
+    )
+
+
+# --- pods ------------------------------------------------------------------------------
+
+
+@dataclass
+class PodSpec:
+    """One pod of a fixture node, written as the API server would return it."""
+
+    namespace: str
+    name: str
+    containers: list[tuple[str, dict[str, dict[str, str]]]]
+    phase: str = "Running"
+    static_hash: str = ""  # a static pod: its mirror carries the hash
+    init: list[tuple[str, dict[str, dict[str, str]]]] = field(default_factory=list)
+    qos: str = "Burstable"
+
+
+def _uid(seed: str) -> str:
+    digits = "".join(f"{ord(ch):02x}" for ch in seed)[:32].ljust(32, "0")
+    return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:32]}"
+
+
+def _container_id(pod: PodSpec, name: str, *, previous: bool = False) -> str:
+    seed = f"{'old' if previous else ''}{pod.namespace}{pod.name}{name}"
+    return "containerd://" + "".join(f"{ord(ch):02x}" for ch in seed)[:64].ljust(64, "0")
+
+
+def pod_manifest(pod: PodSpec, node_name: str) -> dict[str, object]:
+    """The pod as ``kubectl get pods -o json`` shows it (noise included, to be dropped)."""
+
+    def container(name: str, resources: dict[str, dict[str, str]]) -> dict[str, object]:
+        return {
+            "name": name,
+            "image": f"registry.example/{name}:1.0",
+            "env": [
+                {"name": "DB_PASSWORD", "value": "hunter2"},
+                {
+                    "name": "API_TOKEN",
+                    "valueFrom": {"secretKeyRef": {"name": "api", "key": "token"}},
+                },
+            ],
+            "resources": resources,
+            "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+        }
+
+    annotations = {
+        "kubectl.kubernetes.io/last-applied-configuration": '{"env":"DB_PASSWORD=hunter2"}',
+        "prometheus.io/scrape": "true",
+    }
+    uid = _uid(f"{pod.namespace}/{pod.name}")
+    if pod.static_hash:
+        annotations |= {
+            "kubernetes.io/config.hash": pod.static_hash,
+            "kubernetes.io/config.mirror": pod.static_hash,
+            "kubernetes.io/config.source": "file",
+        }
+    statuses = []
+    for name, _ in pod.containers:
+        status: dict[str, object] = {
+            "name": name,
+            "containerID": _container_id(pod, name),
+            "image": f"registry.example/{name}:1.0",
+            "ready": pod.phase == "Running",
+            "restartCount": 1 if name == pod.containers[0][0] else 0,
+            "state": (
+                {"running": {"startedAt": "2026-12-01T08:00:00Z"}}
+                if pod.phase == "Running"
+                else {"terminated": {"exitCode": 0, "reason": "Completed"}}
+            ),
+        }
+        if name == pod.containers[0][0]:
+            status["lastState"] = {
+                "terminated": {
+                    "containerID": _container_id(pod, name, previous=True),
+                    "exitCode": 137,
+                    "reason": "OOMKilled",
+                }
+            }
+        statuses.append(status)
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": pod.name,
+            "namespace": pod.namespace,
+            "uid": uid,
+            "annotations": annotations,
+            "labels": {"app": pod.name},
+            "managedFields": [{"manager": "kubectl", "operation": "Update"}],
+        },
+        "spec": {
+            "nodeName": node_name,
+            "restartPolicy": "Always",
+            "containers": [container(n, r) for n, r in pod.containers],
+            **({"initContainers": [container(n, r) for n, r in pod.init]} if pod.init else {}),
+            "volumes": [{"name": "data", "secret": {"secretName": "db-credentials"}}],
+        },
+        "status": {
+            "phase": pod.phase,
+            "qosClass": pod.qos,
+            "hostIP": "192.0.2.10",
+            "containerStatuses": statuses,
+        },
+    }
+
+
+def guaranteed(cpu: str, memory: str, **extra: str) -> dict[str, dict[str, str]]:
+    amounts = {"cpu": cpu, "memory": memory, **extra}
+    return {"requests": dict(amounts), "limits": dict(amounts)}
+
+
+def burstable(cpu: str, memory: str) -> dict[str, dict[str, str]]:
+    return {"requests": {"cpu": cpu, "memory": memory}}
+
+
+KUBEADM_PODS = [
+    PodSpec(
+        "kube-system",
+        "kube-apiserver-{node}",
+        [("kube-apiserver", burstable("250m", "256Mi"))],
+        static_hash="5f0e8a1c4b3d2e6f7a8b9c0d1e2f3a4b",
+    ),
+    PodSpec(
+        "kube-system",
+        "etcd-{node}",
+        [("etcd", burstable("100m", "100Mi"))],
+        static_hash="0a1b2c3d4e5f60718293a4b5c6d7e8f9",
+    ),
+    PodSpec("kube-system", "coredns-5d78c9869d-x7k2p", [("coredns", burstable("100m", "70Mi"))]),
+    PodSpec("prod", "db-0", [("postgres", guaranteed("4", "8Gi"))], qos="Guaranteed"),
+    PodSpec(
+        "prod",
+        "cache-0",
+        [("redis", guaranteed("2", "2Gi")), ("exporter", guaranteed("500m", "64Mi"))],
+        qos="Guaranteed",
+    ),
+    PodSpec("default", "web-7d9f8b6c5-qwz8r", [("nginx", {})], qos="BestEffort"),
+    PodSpec(
+        "batch",
+        "report-28911",
+        [("report", guaranteed("1", "1Gi"))],
+        phase="Succeeded",
+        qos="Guaranteed",
+    ),
+]
+
+GPU_PODS = [
+    PodSpec(
+        "ml",
+        "trainer-a",
+        [("train", guaranteed("4", "8Gi", **{"nvidia.com/gpu": "2"}))],
+        qos="Guaranteed",
+    ),
+    PodSpec(
+        "ml",
+        "trainer-b",
+        [("train", guaranteed("2", "4Gi", **{"nvidia.com/gpu": "1"}))],
+        qos="Guaranteed",
+    ),
+    PodSpec("ml", "notebook", [("jupyter", burstable("500m", "1Gi"))]),
+]
+GPUS = (
+    Device("GPU-0", (0,)),
+    Device("GPU-1", (0,)),
+    Device("GPU-2", (1,)),
+    Device("GPU-3", (1,)),
+)
+
+
+# --- building a node -------------------------------------------------------------------
+
+
+@dataclass
+class NodeSpec:
+    name: str
+    hostname: str
+    config_text: str
+    kubelet: KubeletConfig  # the configuration the checkpoint was written under
+    pods: list[PodSpec]
+    offline: str = ""
+    devices: dict[str, tuple[Device, ...]] = field(default_factory=dict)
+    serves: bool = True
+    corrupt: bool = False
+
+
+def _machine(root: Path, offline: str) -> None:
+    """Two sockets of four cores with two threads (Linux numbering: CPU c and c + 8 are
+    siblings), one NUMA node and one L3 per socket, 64 GiB per node, SLIT 10/21."""
+    tree = SysfsTree(root)
+    tree.online(str(CPUSet.range(0, 16) - CPUSet.parse(offline)))
+    for cpu in range(16):
+        core = cpu % 8
+        socket = core // 4
+        package = f"{socket * 4}-{socket * 4 + 3},{socket * 4 + 8}-{socket * 4 + 11}"
+        tree.cpu(
+            cpu,
+            package=socket,
+            core_id=core % 4,
+            siblings=f"{core},{core + 8}",
+            package_cpus=package,
+            caches=[(3, "Unified", package)],
+        )
+    for node, cpus in ((0, "0-3,8-11"), (1, "4-7,12-15")):
+        tree.node(node, cpus, memory_kb=64 * GIB_KB, distance=[10, 21] if node == 0 else [21, 10])
+    tree.node_online("0-1")
+
+
+def _answers(node: Node, pods: list[tuple[PodSpec, dict[str, object]]]) -> PodResourcesAnswers:
+    state = node.cpu_manager.snapshot
+    device_state = node.device_provider.state if node.device_provider else None
+    listed = []
+    for spec, manifest in pods:
+        if spec.phase != "Running":
+            continue
+        meta = manifest["metadata"]
+        assert isinstance(meta, dict)
+        uid = PodUID(spec.static_hash or str(meta["uid"]))
+        containers = []
+        for name, _ in spec.containers:
+            key = ContainerKey(uid, ContainerName(name))
+            devices = []
+            if device_state is not None:
+                for resource, ids in sorted(device_state.allocations.get(key, {}).items()):
+                    table = device_state.devices[resource]
+                    numa = sorted({n for i in ids for n in table[i].numa_nodes})
+                    devices.append(DeviceAllocation(resource, tuple(sorted(ids)), tuple(numa)))
+            containers.append(
+                ContainerResources(
+                    name=name,
+                    devices=tuple(devices),
+                    cpu_ids=state.cpuset_of(uid, ContainerName(name)) or CPUSet(),
+                )
+            )
+        listed.append(PodResources(str(meta["name"]), spec.namespace, tuple(containers)))
+    reserved = node.kubelet.reserved_cpus or CPUSet()
+    devices_out = []
+    if device_state is not None:
+        for resource, table in sorted(device_state.devices.items()):
+            devices_out.extend(
+                DeviceAllocation(resource, (d.id,), d.numa_nodes) for d in table.values()
+            )
+    ok = CallResult("ok")
+    return PodResourcesAnswers(
+        pods=tuple(listed),
+        allocatable=AllocatableResources(
+            devices=tuple(devices_out), cpu_ids=node.topology.all_cpus - reserved
+        ),
+        calls={"List": ok, "GetAllocatableResources": ok, "Get": ok},
+    )
+
+
+def build_node(spec: NodeSpec, dest: Path) -> None:
+    """Write one fixture node's tree into ``dest`` (replaced whole)."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    _machine(dest, spec.offline)
+    (dest / "etc").mkdir(parents=True)
+    (dest / "etc/hostname").write_text(spec.hostname + "\n")
+    kubelet_dir = dest / KUBELET
+    kubelet_dir.mkdir(parents=True)
+    (kubelet_dir / "config.yaml").write_text(spec.config_text)
+    manifests = []
+    for pod in spec.pods:
+        pod.name = pod.name.format(node=spec.hostname)
+        manifests.append((pod, pod_manifest(pod, spec.hostname)))
+    items = [m for _, m in manifests]
+    listing = {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}}
+    (dest / "pods.json").write_text(json.dumps({**listing, "items": items}, indent=1) + "\n")
+    topology = SysfsReader(dest).read()
+    store = InMemoryStore()
+    node = Node(
+        topology=topology,
+        kubelet=spec.kubelet,
+        store=store,
+        resources=NodeResources(devices=spec.devices),
+    )
+    active: list[Pod] = []
+    node.start(active_pods=lambda: list(active))
+    for pod_spec, manifest in manifests:
+        if pod_spec.phase != "Running":
+            continue
+        reduced = dict(manifest)
+        if pod_spec.static_hash:
+            meta = manifest["metadata"]
+            assert isinstance(meta, dict)
+            reduced["metadata"] = {**meta, "uid": pod_spec.static_hash}
+        pod = pod_from_manifest(reduced)
+        result = node.admit(pod)
+        assert result.admitted, (pod_spec.name, result.reason, result.message)
+        active.append(pod)
+    assert store.data is not None
+    data = store.data
+    if spec.corrupt:
+        text = data.decode()
+        head, _, digits = text.rpartition('"checksum":')
+        value = int(digits.rstrip("}"))
+        data = f'{head}"checksum":{value ^ 1}}}'.encode()
+    (kubelet_dir / "cpu_manager_state").write_bytes(data)
+    if spec.serves:
+        answers = _answers(node, manifests)
+        (dest / "podresources.json").write_text(
+            json.dumps(answers_to_dict(answers), indent=1, sort_keys=True) + "\n"
+        )
+
+
+def _static(*, reserved: str = "0,8", topology: str = "single-numa-node") -> KubeletConfig:
+    return KubeletConfig(
+        cpu_manager_policy="static",
+        reserved_system_cpus=CPUSet.parse(reserved),
+        system_reserved={"cpu": Fraction(len(CPUSet.parse(reserved)))},
+        topology_manager_policy=topology,
+    )
+
+
+def node_specs() -> list[NodeSpec]:
+    static_text = kubeadm_config(policy="static", reserved="0,8", topology="single-numa-node")
+    fresh = lambda: [PodSpec(**vars(p)) for p in KUBEADM_PODS]  # noqa: E731 - names are mutated
+    return [
+        NodeSpec("kubeadm", "kubeadm-node-1", static_text, _static(), fresh()),
+        NodeSpec(
+            "policy-switched",
+            "switched-node-1",
+            kubeadm_config(policy="none", reserved=None, topology=None),
+            _static(),
+            fresh(),
+            serves=False,
+        ),
+        NodeSpec(
+            "offline-cpus", "offline-node-1", static_text, _static(), fresh(), offline="6,7,14,15"
+        ),
+        NodeSpec(
+            "gpu",
+            "gpu-node-1",
+            static_text,
+            _static(),
+            [PodSpec(**vars(p)) for p in GPU_PODS],
+            devices={"nvidia.com/gpu": GPUS},
+        ),
+        NodeSpec(
+            "corrupt-checkpoint", "corrupt-node-1", static_text, _static(), fresh(), corrupt=True
+        ),
+        NodeSpec(
+            "no-socket",
+            "plain-node-1",
+            kubeadm_config(policy="none", reserved=None, topology=None),
+            KubeletConfig(),
+            fresh(),
+            serves=False,
+        ),
+    ]
+
+
+def fixture_answers(node_dir: Path) -> PodResourcesAnswers | None:
+    """What the node's stand-in kubelet serves (None: this node has no socket)."""
+    path = node_dir / "podresources.json"
+    if not path.exists():
+        return None
+    return answers_from_dict(json.loads(path.read_text()))
+
+
+@contextmanager
+def fixture_kubelet(node_dir: Path, socket_path: Path) -> Iterator[Path | None]:
+    """Serve the node's PodResources answers on ``socket_path`` (None: the node has none)."""
+    answers = fixture_answers(node_dir)
+    if answers is None:
+        yield None
+        return
+    server = serve(socket_path, answers)
+    try:
+        yield socket_path
+    finally:
+        server.stop(None)
+
+
+def main(argv: list[str]) -> int:
+    target = Path(argv[0]) if argv else NODES_DIR
+    for spec in node_specs():
+        build_node(spec, target / spec.name)
+        print(f"wrote {target / spec.name}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
