@@ -15,7 +15,7 @@ from cpumanager.checkpoint.migrate import parse_container_map
 from cpumanager.core.containermap import ContainerMap
 from cpumanager.errors import CheckpointError, InputError
 
-__all__ = ["read_checkpoint", "read_container_map", "write_conversion"]
+__all__ = ["read_checkpoint", "read_container_map", "write_checked", "write_conversion"]
 
 LAST_GOOD_SUFFIX = ".last-good"
 
@@ -42,6 +42,11 @@ def read_container_map(path: Path | None) -> ContainerMap | None:
 
 def write_conversion(conversion: Conversion, dest: Path, *, in_place: bool) -> None:
     """Write the new bytes atomically; in place, keep the old file as ``<name>.last-good``."""
+    write_checked(conversion.data, dest, in_place=in_place)
+
+
+def write_checked(data: bytes, dest: Path, *, in_place: bool) -> None:
+    """Write ``data`` atomically; in place, keep the old file as ``<name>.last-good``."""
     if in_place:
         filestore.preserve_copy(dest, dest.with_name(dest.name + LAST_GOOD_SUFFIX))
-    filestore.write_atomic(dest, conversion.data)
+    filestore.write_atomic(dest, data)

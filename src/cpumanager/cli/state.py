@@ -22,7 +22,7 @@ from cpumanager.adapters.checkpoint_files import (
     read_container_map,
     write_conversion,
 )
-from cpumanager.checkpoint import codec
+from cpumanager.checkpoint import codec, kinds
 from cpumanager.checkpoint.convert import (
     TARGET_FORMATS,
     TargetFormat,
@@ -33,6 +33,7 @@ from cpumanager.checkpoint.convert import (
     read_lenient,
 )
 from cpumanager.checkpoint.loader import Diagnosis, diagnose
+from cpumanager.cli import state_nodes
 from cpumanager.cli.options import emit_json, load_topology, machine_options, output_option
 from cpumanager.core.containermap import ContainerMap
 from cpumanager.core.cpuset import CPUSet
@@ -95,7 +96,7 @@ def _lines(pairs: list[tuple[str, str]]) -> None:
 
 @click.group()
 def state() -> None:
-    """Inspect, verify, migrate and rewrite the kubelet's cpu_manager_state."""
+    """Inspect, verify, migrate and rewrite the kubelet's checkpoints (CPU, memory, devices)."""
 
 
 # --- inspect --------------------------------------------------------------------------------
@@ -109,9 +110,13 @@ def state() -> None:
 def inspect(
     path: Path, sysfs: Path | None, machine: str | None, containers: Path | None, output: str
 ) -> None:
-    """Show pods, containers, their CPUs (socket/NUMA/core) and the shared pool."""
+    """Show a checkpoint: CPU (pods, CPUs, shared pool), memory (NUMA tables) or devices."""
     source = str(path)
     data = read_checkpoint(path)
+    other = state_nodes.other_kind(data)
+    if other is not None:
+        state_nodes.show(data, other, path=path, output=output)
+        return
     reading = read_lenient(data, source=source, container_map=read_container_map(containers))
     result, snapshot = reading.attempt, reading.snapshot
     topology = _topology(sysfs, machine)
@@ -199,12 +204,17 @@ def verify(
     containers: Path | None,
     output: str,
 ) -> None:
-    """Exit 0 when the kubelet would restore PATH; else exit 1 and print every reason."""
+    """Exit 0 when the kubelet would restore PATH (any of its three checkpoints), else 1."""
+    data = read_checkpoint(path)
+    other = state_nodes.other_kind(data)
+    if other is not None:
+        state_nodes.verify(data, other, path=path, policy=policy, output=output)
+        return
     reserved = _reserved(reserved_cpus)
     cmap = read_container_map(containers)
     topology = _topology(sysfs, machine)
     found = diagnose(
-        read_checkpoint(path),
+        data,
         source=str(path),
         configured_policy=policy,
         container_map=cmap,
@@ -269,9 +279,19 @@ def _convert(
 ) -> None:
     dest = _destination(path, out, in_place)
     source = str(path)
-    checkpoint = read_for_conversion(
-        read_checkpoint(path), source=source, strict_checksum=strict_checksum
-    )
+    data = read_checkpoint(path)
+    other = state_nodes.other_kind(data)
+    if other is not None:
+        if strict_checksum:
+            kinds.decode_any(data, source=source)  # migrate reads as the kubelet does
+        state_nodes.write(
+            data, other, path=path, dest=dest, in_place=in_place, to_v2=target == "v2", fmt=fmt
+        )
+        return
+    if strict_checksum and containers is None:
+        message = "Missing option '--containers' (a cpu_manager_state migration needs the map)."
+        raise click.UsageError(message)
+    checkpoint = read_for_conversion(data, source=source, strict_checksum=strict_checksum)
     cmap = read_container_map(containers)
     try:
         conversion = convert(
@@ -312,8 +332,7 @@ _fmt = click.option(
 @click.option(
     "--containers",
     type=click.Path(path_type=Path),
-    required=True,
-    help='JSON {"<containerID>": {"podUID": ..., "containerName": ...}}.',
+    help='CPU files: JSON {"<containerID>": {"podUID": ..., "containerName": ...}} (required).',
 )
 @_out
 @_in_place
@@ -322,13 +341,13 @@ _fmt = click.option(
 def migrate(
     *,
     path: Path,
-    containers: Path,
+    containers: Path | None,
     out: Path | None,
     in_place: bool,
     target: TargetFormat,
     fmt: str,
 ) -> None:
-    """Convert V1 -> V2 through a container map (or V2 -> V1 for a downgrade)."""
+    """CPU: V1 -> V2 through a container map (or V2 -> V1); devices: pre-1.20 V1 -> V2."""
     _convert(
         path,
         out=out,
