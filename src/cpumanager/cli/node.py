@@ -14,6 +14,11 @@ __all__ = ["node"]
 
 # name -> (module, attribute, one-line help)
 _SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
+    "config": (
+        "cpumanager.cli.node_config",
+        "config",
+        "The kubelet's effective configuration and where each field came from.",
+    ),
     "snapshot": (
         "cpumanager.cli.node_snapshot",
         "snapshot",

@@ -1,0 +1,153 @@
+"""`cpumanager node config`: the kubelet's effective configuration, field by field.
+
+Reads the sources the kubelet reads (``--config`` file, ``--config-dir`` drop-ins, flags from
+a command line, a systemd unit or env files, or a ``/configz`` answer), assembles them in
+the kubelet's order (``adapters/kubelet_config_file.load_effective_config``) and prints each
+field under its v1beta1 name with where it came from. A configuration the kubelet would
+refuse prints every error it would give and exits 1.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from cpumanager.cli.options import output_option
+
+if TYPE_CHECKING:
+    from cpumanager.formats.kubelet_config import EffectiveConfig
+
+__all__ = ["config", "render_value"]
+
+_FILE = click.Path(path_type=Path, dir_okay=False)
+_MAX_CELL = 20  # characters of a value shown in the table; -o json/yaml show it whole
+_WIDTH = 80  # the table fits a terminal this wide (long origins are elided)
+
+
+@click.command("config")
+@click.option("--kubelet-config", "kubelet_config", type=_FILE, help="The --config file.")
+@click.option(
+    "--config-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="The --config-dir drop-in directory (*.conf, merged in file-name order).",
+)
+@click.option("--flags", "flags", default="", metavar="TEXT", help="Kubelet flags, as one string.")
+@click.option(
+    "--kubelet-cmdline", type=_FILE, help="A kubelet command line (text, or /proc/PID/cmdline)."
+)
+@click.option("--systemd-unit", type=_FILE, help="kubelet.service (its .d/*.conf are read too).")
+@click.option(
+    "--env-file",
+    "env_files",
+    type=_FILE,
+    multiple=True,
+    help="kubeadm-flags.env, /etc/default/kubelet, ... (repeatable).",
+)
+@click.option("--configz", type=_FILE, help="A saved answer of the kubelet's /configz.")
+@click.option(
+    "--root",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("/"),
+    show_default=True,
+    help="Where absolute paths named by the unit or flags (--config, EnvironmentFile=) are.",
+)
+@output_option("table", "json", "yaml")
+@click.pass_context
+def config(
+    ctx: click.Context,
+    *,
+    kubelet_config: Path | None,
+    config_dir: Path | None,
+    flags: str,
+    kubelet_cmdline: Path | None,
+    systemd_unit: Path | None,
+    env_files: tuple[Path, ...],
+    configz: Path | None,
+    root: Path,
+    output: str,
+) -> None:
+    """The kubelet's effective configuration and where each field came from."""
+    from cpumanager.adapters.kubelet_config_file import load_effective_config
+    from cpumanager.errors import KubeletConfigInvalidError
+    from cpumanager.formats.kubelet_config.launch import split_command_line
+
+    try:
+        effective = load_effective_config(
+            config=kubelet_config,
+            config_dir=config_dir,
+            flags=split_command_line(flags, source="--flags") if flags else (),
+            kubelet_cmdline=kubelet_cmdline,
+            systemd_unit=systemd_unit,
+            env_files=env_files,
+            configz=configz,
+            root=root,
+        )
+    except KubeletConfigInvalidError as err:
+        _emit({"valid": False, "errors": list(err.errors)}, output, errors=err.errors)
+        ctx.exit(1)
+    document = {
+        "valid": True,
+        "sources": list(effective.sources),
+        "rootDir": {"value": effective.root_dir, "from": effective.root_dir_origin},
+        "fields": effective.fields(),
+    }
+    if output == "table":
+        _table(effective)
+    else:
+        _emit(document, output, errors=())
+
+
+def _emit(document: dict[str, object], output: str, *, errors: tuple[str, ...]) -> None:
+    if output == "json":
+        click.echo(json.dumps(document, sort_keys=True, separators=(",", ":")))
+    elif output == "yaml":
+        import yaml
+
+        click.echo(yaml.safe_dump(document, sort_keys=True, width=100), nl=False)
+    else:
+        click.echo("the kubelet would refuse this configuration:", err=True)
+        for message in errors:
+            click.echo(f"  {_printable(message)}", err=True)
+
+
+def render_value(value: object) -> str:
+    """A field's value on one line: maps as ``k=v,...``, lists comma-separated, ``-`` if empty."""
+    if isinstance(value, dict):
+        text = ",".join(f"{k}={render_value(v)}" for k, v in value.items())
+    elif isinstance(value, list):
+        if value and all(isinstance(v, dict) and "numaNode" in v for v in value):
+            text = ";".join(f"{v['numaNode']}:{render_value(v.get('limits', {}))}" for v in value)
+        else:
+            text = ",".join(render_value(v) for v in value)
+    elif isinstance(value, bool):
+        text = "true" if value else "false"
+    else:
+        text = str(value)
+    return _printable(text) or "-"
+
+
+def _printable(text: str) -> str:
+    """Control characters from a hostile file escaped, so they cannot drive the terminal."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _table(effective: EffectiveConfig) -> None:
+    rows = [("FIELD", "VALUE", "FROM")]
+    for name, entry in effective.fields().items():
+        shown = render_value(entry["value"])
+        if len(shown) > _MAX_CELL:
+            shown = shown[: _MAX_CELL - 1] + "…"
+        rows.append((name, shown, _printable(str(entry["from"]))))
+    widths = [max(len(row[i]) for row in rows) for i in range(2)]
+    room = max(12, _WIDTH - widths[0] - widths[1] - 4)
+    rows = [(n, v, o if len(o) <= room else o[: room - 1] + "…") for n, v, o in rows]
+    sources = _printable(", ".join(effective.sources)) or "none (all the kubelet's defaults)"
+    click.echo(f"sources: {sources}")
+    click.echo(f"root dir: {effective.root_dir} ({effective.root_dir_origin})")
+    for name, value, origin in rows:
+        click.echo(f"{name.ljust(widths[0])}  {value.ljust(widths[1])}  {origin}".rstrip())

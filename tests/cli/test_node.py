@@ -1,0 +1,98 @@
+"""`cpumanager node config`: each field with its origin, or every error the kubelet gives."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.cli.runner import Run, run_main
+
+DATA = Path(__file__).resolve().parent.parent / "formats" / "data" / "kubelet_configs"
+
+
+def run(*args: str | Path) -> Run:
+    return run_main(["node", "config", *args], env={"COLUMNS": "80"})
+
+
+def test_json_fields_and_origins() -> None:
+    result = run(
+        "--kubelet-config", DATA / "kubeadm-static.yaml", "--flags", "--max-pods=50", "-o", "json"
+    )
+    assert result.exit_code == 0, result.stderr
+    doc: dict[str, Any] = json.loads(result.output)
+    assert doc["valid"] is True
+    fields = doc["fields"]
+    assert fields["cpuManagerPolicy"] == {"value": "static", "from": "file"}
+    assert fields["cpuManagerReconcilePeriod"] == {"value": "10s", "from": "default"}
+    assert fields["reservedSystemCPUs"] == {"value": "0,16", "from": "file"}
+    assert fields["maxPods"] == {"value": 50, "from": "flag --max-pods"}
+    assert doc["rootDir"] == {"value": "/var/lib/kubelet", "from": "default"}
+    assert doc["sources"] == [f"file {DATA / 'kubeadm-static.yaml'}", "flags"]
+
+
+def test_yaml_from_a_systemd_unit(tmp_path: Path) -> None:
+    import shutil
+
+    root = tmp_path / "node"
+    shutil.copytree(DATA / "kubeadm-node", root)
+    unit = root / "usr/lib/systemd/system/kubelet.service"
+    result = run("--systemd-unit", unit, "--root", root, "-o", "yaml")
+    assert result.exit_code == 0, result.stderr
+    doc = yaml.safe_load(result.output)
+    assert doc["fields"]["cpuManagerPolicy"] == {
+        "value": "static",
+        "from": "flag --cpu-manager-policy",
+    }
+
+
+def test_table_reads_at_80_columns() -> None:
+    result = run("--config-dir", DATA / "k3s" / "kubelet.conf.d")
+    assert result.exit_code == 0, result.stderr
+    lines = result.output.splitlines()
+    assert lines[0].startswith("sources: drop-in 00-k3s-defaults.conf")
+    row = next(line for line in lines if line.startswith("topologyManagerPolicy "))
+    assert row.split() == ["topologyManagerPolicy", "restricted", "drop-in", "99-override.conf"]
+    assert max(len(line) for line in lines[2:]) <= 80
+
+
+def test_every_error_and_exit_1() -> None:
+    flags = "--cpu-manager-policy=Static --topology-manager-policy=strict"
+    result = run("--flags", flags, "-o", "json")
+    assert result.exit_code == 1
+    doc = json.loads(result.output)
+    assert doc["valid"] is False
+    assert [e.split(":")[0] for e in doc["errors"]] == ["invalid configuration", "unknown policy"]
+    table = run("--flags", flags)
+    assert table.exit_code == 1
+    assert table.output == ""
+    assert "the kubelet would refuse this configuration:" in table.stderr
+    assert 'unknown policy: "Static"' in table.stderr
+
+
+def test_bad_input_is_one_line() -> None:
+    result = run("--flags", "--kube-reserved=cpu", "-o", "json")
+    assert result.exit_code == 1
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith("cpumanager: error: invalid argument")
+    missing = run("--kubelet-config", "/nonexistent/config.yaml")
+    assert missing.exit_code == 1
+    assert "does not exist" in missing.stderr
+    assert "Traceback" not in missing.stderr
+
+
+def test_control_characters_are_escaped(tmp_path: Path) -> None:
+    path = tmp_path / "k.yaml"
+    path.write_text('cgroupRoot: "/\\x1b[31mred"\n')
+    result = run("--kubelet-config", path)
+    assert result.exit_code == 0, result.stderr
+    assert "\x1b" not in result.output
+    assert "\\x1b[31mred" in result.output
+
+
+def test_node_group_lists_config() -> None:
+    result = run_main(["node", "--help"])
+    assert result.exit_code == 0
+    assert "config" in result.output
