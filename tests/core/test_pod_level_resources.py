@@ -15,14 +15,12 @@ import pytest
 from cpumanager.core.bitmask import NUMAMask
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.hints.hint import TopologyHint
-from cpumanager.core.hints.memory_hints import (
+from cpumanager.core.ids import ContainerName, PodUID
+from cpumanager.core.memory import (
     MemoryState,
     allocate_memory,
-    memory_hint_sources,
     memory_hints,
-    pod_memory_hints,
 )
-from cpumanager.core.ids import ContainerName, PodUID
 from cpumanager.core.policy.base import ReusableCPUs
 from cpumanager.core.policy.static import StaticPolicy
 from cpumanager.core.quantity import parse_quantity
@@ -280,9 +278,9 @@ M_POD_LEVEL = plr(M1, requests=rl("1", "1Gi"), limits=rl("1", "1Gi"))
 
 def test_memory_manager_skips_pods_with_pod_level_resources() -> None:
     assert memory_hints(MEMORY, M_POD_LEVEL, M1) == {}
-    assert pod_memory_hints(MEMORY, M_POD_LEVEL) == {}
-    assert memory_hint_sources(MEMORY, M_POD_LEVEL, M1) == {}
-    assert memory_hint_sources(MEMORY, M_POD_LEVEL, None) == {}
+    assert memory_hints(MEMORY, M_POD_LEVEL, None) == {}
+    assert memory_hints(MEMORY, M_POD_LEVEL, M1, implicit=True) == {}
+    assert memory_hints(MEMORY, M_POD_LEVEL, None, implicit=True) == {}
     result = allocate_memory(MEMORY, M_POD_LEVEL, M1, TopologyHint(NUMAMask.of(0), True))
     assert result.blocks == ()
     assert result.state == MEMORY

@@ -15,7 +15,7 @@ import pytest
 from cpumanager.adapters.memory_store import InMemoryStore
 from cpumanager.core.bitmask import NUMAMask
 from cpumanager.core.cpuset import CPUSet
-from cpumanager.core.hints.device_hints import Device
+from cpumanager.core.devices import Device
 from cpumanager.core.hints.source import HintSource
 from cpumanager.core.ids import ContainerID, ContainerKey, ContainerName, PodUID
 from cpumanager.core.topology import CPUTopology

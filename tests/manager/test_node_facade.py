@@ -15,7 +15,7 @@ import pytest
 
 from cpumanager.adapters.memory_store import InMemoryStore
 from cpumanager.core.cpuset import CPUSet
-from cpumanager.core.hints.device_hints import Device
+from cpumanager.core.devices import Device
 from cpumanager.core.hints.hint import TopologyHint
 from cpumanager.core.ids import ContainerID
 from cpumanager.core.reconcile import ContainerPhase, ContainerStatus

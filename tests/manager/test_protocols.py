@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from cpumanager.adapters.memory_store import InMemoryStore
-from cpumanager.core.hints.device_hints import Device, DeviceState
+from cpumanager.core.devices import Device, DeviceState
 from cpumanager.core.hints.hint import TopologyHint
-from cpumanager.core.hints.memory_hints import MemoryState
 from cpumanager.core.ids import ContainerName, PodUID
+from cpumanager.core.memory import MemoryState
 from cpumanager.core.policy.base import Policy
 from cpumanager.core.policy.none import NonePolicy
 from cpumanager.core.policy.static import StaticPolicy

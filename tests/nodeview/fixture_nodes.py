@@ -37,7 +37,7 @@ from cpumanager.adapters.memory_store import InMemoryStore
 from cpumanager.adapters.podresources.server import serve
 from cpumanager.adapters.sysfs import SysfsReader
 from cpumanager.core.cpuset import CPUSet
-from cpumanager.core.hints.device_hints import Device
+from cpumanager.core.devices import Device
 from cpumanager.core.ids import ContainerKey, ContainerName, PodUID
 from cpumanager.core.workload import Pod
 from cpumanager.formats.kubelet_config import KubeletConfig

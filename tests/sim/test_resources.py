@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from cpumanager.core.hints.device_hints import Device
+from cpumanager.core.devices import Device
 from cpumanager.errors import ScenarioError
 from cpumanager.manager.node import NodeResources
 from cpumanager.sim.resources import parse_devices, parse_memory

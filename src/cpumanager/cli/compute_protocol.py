@@ -35,6 +35,7 @@ from cpumanager.core.bitmask import NUMAMask
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.hints.cpu_hints import generate_cpu_hints
 from cpumanager.core.hints.hint import NO_PLACEMENT, NO_PREFERENCE, TopologyHint
+from cpumanager.core.hints.limits import ENUMERATE_LIMIT
 from cpumanager.core.merge.exact import AnyProviderHints, AnyResourceHints
 from cpumanager.core.merge.options import build_topology_manager_config
 from cpumanager.core.merge.policies import merge_hints
@@ -69,7 +70,7 @@ MAX_NUMA_NODE_ID: Final = 1023
 # A shape string builds its machine in memory; real machines stay far below this.
 MAX_SHAPE_CPUS: Final = 65536
 # Listing every hint walks 2^nodes masks: past this many CPU-bearing nodes it takes minutes.
-MAX_HINT_NUMA_NODES: Final = 20
+MAX_HINT_NUMA_NODES: Final = ENUMERATE_LIMIT
 
 _FIELDS: Final[Mapping[Kind, frozenset[str]]] = {
     "take": frozenset(

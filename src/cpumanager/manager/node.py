@@ -28,10 +28,11 @@ from dataclasses import dataclass, field
 
 from cpumanager.core.allocation.options import StaticPolicyOptions
 from cpumanager.core.cpuset import CPUSet
-from cpumanager.core.hints.device_hints import Device, DeviceState
+from cpumanager.core.devices import Device, DeviceState
 from cpumanager.core.hints.hint import TopologyHint
-from cpumanager.core.hints.memory_hints import MemoryState
+from cpumanager.core.hints.limits import IMPLICIT_AFTER
 from cpumanager.core.ids import ContainerID, ContainerName, PodUID
+from cpumanager.core.memory import MemoryState
 from cpumanager.core.merge.options import build_topology_manager_config
 from cpumanager.core.policy.base import Policy
 from cpumanager.core.policy.none import NonePolicy
@@ -43,12 +44,7 @@ from cpumanager.core.workload import Container, Pod, pod_level_resources_set
 from cpumanager.errors import ConfigError
 from cpumanager.formats.kubelet_config import KubeletConfig, reserved_memory_per_node
 from cpumanager.manager.cpu_manager import CPUManager, ReconcileReport
-from cpumanager.manager.providers import (
-    IMPLICIT_AFTER,
-    CPUProvider,
-    DeviceProvider,
-    MemoryProvider,
-)
+from cpumanager.manager.providers import CPUProvider, DeviceProvider, MemoryProvider
 from cpumanager.manager.topology_manager import AdmissionResult, TopologyManager
 from cpumanager.ports import NULL_OBSERVER, HintProvider, Observer, Runtime, StateStore
 

@@ -2,9 +2,9 @@
 
 Each provider answers hints for a container (or a pod, in pod scope) and allocates with the
 hint the topology manager stored. Device and memory state are pure immutable values kept
-here; every change replaces the value. Past ``IMPLICIT_AFTER`` NUMA nodes the CPU, device
-and memory providers answer with hint *rules* instead of lists, which the fast merge
-searches without enumerating 2^N masks.
+here; every change replaces the value. Past ``IMPLICIT_AFTER`` NUMA nodes
+(``core/hints/limits.py``) the CPU, device and memory providers answer with hint *rules*
+instead of lists, which the fast merge searches without enumerating 2^N masks.
 """
 
 from __future__ import annotations
@@ -12,40 +12,32 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 
 from cpumanager.core.cpuset import CPUSet
-from cpumanager.core.hints.device_hints import (
+from cpumanager.core.devices import (
     DeviceState,
     allocate_devices,
     container_device_requests,
     device_capacity,
-    device_hint_source,
     device_hints,
-    pod_device_hint_source,
-    pod_device_hints,
     pod_device_requests,
     release_pod_devices,
 )
 from cpumanager.core.hints.hint import TopologyHint
-from cpumanager.core.hints.memory_hints import (
+from cpumanager.core.hints.source import HintSource
+from cpumanager.core.ids import ContainerName, PodUID
+from cpumanager.core.memory import (
     MemoryState,
     allocate_memory,
-    memory_hint_sources,
     memory_hints,
-    pod_memory_hints,
     release_started_init_containers,
     remove_container_memory,
 )
-from cpumanager.core.hints.source import HintSource
-from cpumanager.core.ids import ContainerName, PodUID
-from cpumanager.core.merge.exact import AnyProviderHints, AnyResourceHints
+from cpumanager.core.merge.exact import AnyProviderHints
 from cpumanager.core.workload import Container, Pod
 from cpumanager.manager.cpu_manager import CPUManager
 
 __all__ = ["CPUProvider", "DeviceProvider", "MemoryProvider"]
 
 Affinity = Callable[[PodUID, ContainerName], TopologyHint]
-
-# The kubelet's own limit: beyond it, explicit hint lists explode.
-IMPLICIT_AFTER = 8
 
 
 def _rules(hints: AnyProviderHints) -> dict[str, object]:
@@ -99,20 +91,10 @@ class DeviceProvider:
         self.implicit = implicit
 
     def topology_hints(self, pod: Pod, container: Container) -> AnyProviderHints:
-        if not self.implicit:
-            return device_hints(self.state, pod, container)
-        answer: dict[str, AnyResourceHints] = {}
-        for resource in container_device_requests(self.state, container):
-            answer[resource] = device_hint_source(self.state, pod, container, resource)
-        return answer
+        return device_hints(self.state, pod, container, implicit=self.implicit)
 
     def pod_topology_hints(self, pod: Pod) -> AnyProviderHints:
-        if not self.implicit:
-            return pod_device_hints(self.state, pod)
-        return {
-            resource: pod_device_hint_source(self.state, pod, resource)
-            for resource in pod_device_requests(self.state, pod)
-        }
+        return device_hints(self.state, pod, None, implicit=self.implicit)
 
     def hint_details(self, pod: Pod, container: Container) -> Mapping[str, object]:
         """Need and free devices per node for each requested resource (explanations only)."""
@@ -172,15 +154,13 @@ class MemoryProvider:
 
     def topology_hints(self, pod: Pod, container: Container) -> AnyProviderHints:
         gate = self.pod_level_resources
-        if self.implicit:
-            return memory_hint_sources(self.state, pod, container, pod_level_resources=gate)
-        return memory_hints(self.state, pod, container, pod_level_resources=gate)
+        return memory_hints(
+            self.state, pod, container, implicit=self.implicit, pod_level_resources=gate
+        )
 
     def pod_topology_hints(self, pod: Pod) -> AnyProviderHints:
         gate = self.pod_level_resources
-        if self.implicit:
-            return memory_hint_sources(self.state, pod, None, pod_level_resources=gate)
-        return pod_memory_hints(self.state, pod, pod_level_resources=gate)
+        return memory_hints(self.state, pod, None, implicit=self.implicit, pod_level_resources=gate)
 
     def hint_details(self, pod: Pod, container: Container) -> Mapping[str, object]:
         """Nothing to add: memory explanations come from the hints themselves."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from cpumanager.core.hints.device_hints import Device
+from cpumanager.core.devices import Device
 from cpumanager.core.quantity import parse_quantity
 from cpumanager.errors import ScenarioError
 from cpumanager.manager.node import NodeResources

@@ -1,4 +1,4 @@
-"""The kubelet's memory manager unit tests, ported as facts (audit of memory_hints.py).
+"""The static memory policy (state, hints, allocation, release) on the kubelet's own cases.
 
 Sources (kubernetes/kubernetes, pkg/kubelet/cm/memorymanager): policy_static_test.go
 (TestStaticPolicyStart's default machine state, TestStaticPolicyAllocate,
@@ -14,7 +14,7 @@ which must agree with the enumeration on these states too.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from fractions import Fraction
 from types import MappingProxyType
 from typing import Any
@@ -22,22 +22,20 @@ from typing import Any
 import pytest
 
 from cpumanager.core.bitmask import NUMAMask
-from cpumanager.core.hints import memory_hints as mh
 from cpumanager.core.hints.hint import TopologyHint
-from cpumanager.core.hints.memory_hints import (
+from cpumanager.core.hints.source import MultiCapacityHintSource
+from cpumanager.core.ids import ContainerKey, ContainerName, PodUID
+from cpumanager.core.memory import (
     MemoryBlock,
     MemoryState,
     MemoryTable,
     NodeMemory,
     allocate_memory,
-    memory_hint_sources,
     memory_hints,
     pod_memory_requests,
     release_started_init_containers,
     remove_container_memory,
 )
-from cpumanager.core.hints.source import MultiCapacityHintSource
-from cpumanager.core.ids import ContainerKey, ContainerName, PodUID
 from cpumanager.core.workload import Container, ContainerKind, Pod
 from cpumanager.errors import ConfigError, UnexpectedAdmissionError
 from cpumanager.formats.kubelet_config import KubeletConfig, reserved_memory_per_node
@@ -127,15 +125,10 @@ def _nodes(state: MemoryState) -> dict[int, tuple[dict[str, MemoryTable], int, l
     }
 
 
-@pytest.fixture(params=["enumerated", "rule"])
-def form(request: pytest.FixtureRequest) -> Iterator[str]:
+@pytest.fixture(params=[False, True], ids=["enumerated", "rule"])
+def implicit(request: pytest.FixtureRequest) -> bool:
     """Run each allocation row with mask enumeration and with the rule form (past 8 nodes)."""
-    if request.param == "rule":
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(mh, "ENUMERATE_UP_TO", 0)
-            yield request.param
-    else:
-        yield request.param
+    return bool(request.param)
 
 
 # --- TestStaticPolicyStart: the default machine state ------------------------------------
@@ -214,7 +207,7 @@ ALLOCATE: list[tuple[str, MemoryState, Pod, TopologyHint, str | None, MemoryStat
 @pytest.mark.parametrize(("state", "the_pod", "hint", "error", "expected"),
                          [r[1:] for r in ALLOCATE], ids=[r[0] for r in ALLOCATE])  # fmt: skip
 def test_allocate(
-    form: str,
+    implicit: bool,
     state: MemoryState,
     the_pod: Pod,
     hint: TopologyHint,
@@ -223,11 +216,11 @@ def test_allocate(
 ) -> None:
     if error is not None:
         with pytest.raises(UnexpectedAdmissionError) as caught:
-            allocate_memory(state, the_pod, the_pod.containers[0], hint)
+            allocate_memory(state, the_pod, the_pod.containers[0], hint, implicit=implicit)
         assert caught.value.message == f"Allocate failed due to {error}, which is unexpected"
         return
     assert expected is not None
-    done = allocate_memory(state, the_pod, the_pod.containers[0], hint).state
+    done = allocate_memory(state, the_pod, the_pod.containers[0], hint, implicit=implicit).state
     assert _blocks(done) == _blocks(expected)
     assert _nodes(done) == _nodes(expected)
 
@@ -294,7 +287,7 @@ WITH_INIT: list[tuple[str, MemoryState, Pod, dict[str, int], Row, Row, int]] = [
 @pytest.mark.parametrize(("state", "the_pod", "sizes", "mem", "pages", "count"),
                          [r[1:] for r in WITH_INIT], ids=[r[0] for r in WITH_INIT])  # fmt: skip
 def test_allocate_with_init_containers(
-    form: str,
+    implicit: bool,
     state: MemoryState,
     the_pod: Pod,
     sizes: dict[str, int],
@@ -303,12 +296,12 @@ def test_allocate_with_init_containers(
     count: int,
 ) -> None:
     for container in the_pod.all_containers():
-        state = allocate_memory(state, the_pod, container, NONE).state
+        state = allocate_memory(state, the_pod, container, NONE, implicit=implicit).state
     assert _blocks(state) == _gi_blocks(**sizes)
     assert _nodes(state) == _nodes(ms({0: nd(mem, pages, cells=(0,), n=count)}))
 
 
-def test_restartable_init_containers_already_in_the_state(form: str) -> None:
+def test_restartable_init_containers_already_in_the_state(implicit: bool) -> None:
     """TestStaticPolicyAllocateWithRestartableInitContainers/should do nothing once containers
     already exist under the state file."""
     held = {
@@ -319,12 +312,12 @@ def test_restartable_init_containers_already_in_the_state(form: str) -> None:
     the_pod = pod("pod1", GUAR, init=(ctr("initContainer1", 1024, 1024, kind=SIDECAR),))
     after = state
     for container in the_pod.all_containers():
-        after = allocate_memory(after, the_pod, container, NONE).state
+        after = allocate_memory(after, the_pod, container, NONE, implicit=implicit).state
     assert _blocks(after) == _blocks(state)
     assert _nodes(after) == _nodes(state)
 
 
-def test_init_containers_removed_once_the_app_container_starts(form: str) -> None:
+def test_init_containers_removed_once_the_app_container_starts(implicit: bool) -> None:
     """TestAllocateAndAddPodWithInitContainers/should remove init containers from the state
     file, once app container started (the manager's AddContainer releases the init
     container after the app container reused its memory)."""
@@ -334,7 +327,7 @@ def test_init_containers_removed_once_the_app_container_starts(form: str) -> Non
     app = ctr("container1", 4 * 1024, 4 * 1024)
     the_pod = pod("pod1", app, init=(init,))
     for container in the_pod.all_containers():
-        state = allocate_memory(state, the_pod, container, NONE).state
+        state = allocate_memory(state, the_pod, container, NONE, implicit=implicit).state
     for container in the_pod.all_containers():
         state = release_started_init_containers(state, the_pod, container)
     assert _blocks(state) == _gi_blocks(container1=4)
@@ -446,7 +439,7 @@ def _check_hints(state: MemoryState, the_pod: Pod, expected: Mapping[str, Any]) 
     # the rule form used past 8 NUMA nodes gives the same answer
     ruled = {
         resource: value.explicit() if isinstance(value, MultiCapacityHintSource) else value
-        for resource, value in memory_hint_sources(state, the_pod, container).items()
+        for resource, value in memory_hints(state, the_pod, container, implicit=True).items()
     }
     assert ruled == want
 

@@ -1,7 +1,7 @@
-"""Device hints as rules: ``device_hint_source`` / ``pod_device_hint_source`` vs the lists.
+"""Device hints as rules (``device_hints(..., implicit=True)``) against the lists.
 
 Exactness: up to 8 NUMA nodes the rule's ``explicit()`` must be the very list (masks,
-preferred flags, order) that ``device_hints`` / ``pod_device_hints`` enumerate, and both
+preferred flags, order) that ``device_hints`` enumerates in both scopes, and both
 must match a naive reference written here from the kubelet's rule. Past 8 nodes the
 sources must come back without walking 2^N masks (64 nodes would never finish).
 """
@@ -18,18 +18,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cpumanager.core.bitmask import NUMAMask
-from cpumanager.core.hints.device_hints import (
-    ENUMERATE_LIMIT,
+from cpumanager.core.devices import (
     Device,
     DeviceState,
     container_device_requests,
-    device_hint_source,
     device_hints,
-    pod_device_hint_source,
-    pod_device_hints,
     pod_device_requests,
 )
 from cpumanager.core.hints.hint import NO_PLACEMENT, NO_PREFERENCE, ResourceHints, TopologyHint
+from cpumanager.core.hints.limits import ENUMERATE_LIMIT
 from cpumanager.core.hints.source import CapacityHintSource
 from cpumanager.core.ids import ContainerKey, ContainerName, PodUID
 from cpumanager.core.workload import Container, ContainerKind, Pod
@@ -237,7 +234,7 @@ def test_container_source_is_exactly_the_explicit_hints(case: tuple[Case, Contai
     data, container = case
     requested = container_device_requests(data.machine, container)[GPU]
     explicit = device_hints(data.machine, data.pod, container)[GPU]
-    answer = device_hint_source(data.machine, data.pod, container, GPU)
+    answer = device_hints(data.machine, data.pod, container, implicit=True)[GPU]
     assert explicit == reference(data.machine, requested, data.held, data.reusable)
     assert as_explicit(answer) == explicit
     check_source_contract(answer)
@@ -250,8 +247,8 @@ def test_container_source_is_exactly_the_explicit_hints(case: tuple[Case, Contai
 @given(data=pod_cases())
 def test_pod_source_is_exactly_the_explicit_hints(data: Case) -> None:
     requests = pod_device_requests(data.machine, data.pod)
-    explicit = pod_device_hints(data.machine, data.pod).get(GPU, NO_PREFERENCE)
-    answer = pod_device_hint_source(data.machine, data.pod, GPU)
+    explicit = device_hints(data.machine, data.pod, None).get(GPU, NO_PREFERENCE)
+    answer = device_hints(data.machine, data.pod, None, implicit=True).get(GPU, NO_PREFERENCE)
     if GPU in requests:
         assert explicit == reference(data.machine, requests[GPU], data.held, frozenset())
     assert as_explicit(answer) == explicit
@@ -271,7 +268,7 @@ def test_held_devices_become_required_nodes() -> None:
     base = DeviceState.create((0, 1, 2), {GPU: devices})
     held = {pod.key(container.name): MappingProxyType({GPU: frozenset({"a", "d"})})}
     machine = DeviceState(base.numa_node_ids, base.devices, MappingProxyType(held))
-    answer = device_hint_source(machine, pod, container, GPU)
+    answer = device_hints(machine, pod, container, implicit=True)[GPU]
     assert isinstance(answer, CapacityHintSource)
     assert answer.required == 0b101
     assert answer.preferred_size == 1
@@ -295,7 +292,7 @@ def test_held_devices_without_a_rule(held: frozenset[str], expected: ResourceHin
     base = DeviceState.create((0, 1), {GPU: devices})
     table = {pod.key(container.name): MappingProxyType({GPU: held})}
     machine = DeviceState(base.numa_node_ids, base.devices, MappingProxyType(table))
-    assert device_hint_source(machine, pod, container, GPU) == expected
+    assert device_hints(machine, pod, container, implicit=True)[GPU] == expected
     assert device_hints(machine, pod, container)[GPU] == expected
 
 
@@ -303,8 +300,8 @@ def test_resource_not_asked_for_has_no_preference() -> None:
     machine = DeviceState.create((0, 1), {GPU: [Device("a", (0,))]})
     container = ctr("app", None)
     pod = Pod(uid=POD_UID, name="a", containers=(container,), init_containers=())
-    assert device_hint_source(machine, pod, container, GPU) is NO_PREFERENCE
-    assert pod_device_hint_source(machine, pod, GPU) is NO_PREFERENCE
+    assert GPU not in device_hints(machine, pod, container, implicit=True)
+    assert GPU not in device_hints(machine, pod, None, implicit=True)
 
 
 # --- 64 NUMA nodes: rules without enumeration ------------------------------------------------
@@ -326,7 +323,7 @@ def _wide_machine() -> tuple[DeviceState, Pod, Container]:
 
 def test_64_nodes_container_scope_is_a_rule() -> None:
     machine, pod, container = _wide_machine()
-    answer = device_hint_source(machine, pod, container, GPU)
+    answer = device_hints(machine, pod, container, implicit=True)[GPU]
     assert isinstance(answer, CapacityHintSource)
     assert answer.preferred_size == 3  # 2 + 2 + 2 >= 5 counting every device
     assert answer.min_size() == 3  # three free even nodes from 40 up
@@ -340,7 +337,7 @@ def test_64_nodes_held_devices_are_a_rule() -> None:
     allocations = dict(machine.allocations)
     allocations[pod.key(container.name)] = MappingProxyType({GPU: held})
     machine = DeviceState(machine.numa_node_ids, machine.devices, MappingProxyType(allocations))
-    answer = device_hint_source(machine, pod, container, GPU)
+    answer = device_hints(machine, pod, container, implicit=True)[GPU]
     assert isinstance(answer, CapacityHintSource)
     assert answer.required == (1 << 1) | (1 << 3) | (1 << 50) | (1 << 63)
     assert answer.min_size() == 4
@@ -353,7 +350,7 @@ def test_64_nodes_pod_scope_is_a_rule() -> None:
     apps = (ctr("app0", 3), ctr("app1", 4))
     inits = (ctr("init0", 9, ContainerKind.INIT),)
     pod = Pod(uid=POD_UID, name="a", containers=apps, init_containers=inits)
-    answer = pod_device_hint_source(machine, pod, GPU)
+    answer = device_hints(machine, pod, None, implicit=True)[GPU]
     assert isinstance(answer, CapacityHintSource)
     assert answer.need == 9  # the init container's peak beats 3 + 4
     assert answer.preferred_size == 5
@@ -365,6 +362,6 @@ def test_devices_on_several_nodes_past_the_enumeration_limit_are_refused() -> No
     machine = DeviceState.create(range(ENUMERATE_LIMIT + 4), {GPU: devices})
     the_pod = Pod(uid=PodUID("p"), name="p", containers=(ctr("app", 1),))
     with pytest.raises(UnexpectedAdmissionError, match="attached to several NUMA nodes"):
-        device_hint_source(machine, the_pod, the_pod.containers[0], GPU)
+        device_hints(machine, the_pod, the_pod.containers[0], implicit=True)
     small = DeviceState.create(range(4), {GPU: devices})
-    assert device_hint_source(small, the_pod, the_pod.containers[0], GPU)  # enumerated
+    assert device_hints(small, the_pod, the_pod.containers[0], implicit=True)[GPU]  # enumerated

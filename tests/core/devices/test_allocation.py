@@ -1,4 +1,4 @@
-"""Kubelet device manager cases not covered elsewhere, ported as facts (H17 audit).
+"""Device allocation and reuse on the kubelet device manager's own cases, ported as facts.
 
 Sources: ``pkg/kubelet/cm/devicemanager/topology_hints_test.go`` (TestTopologyAlignedAllocation
 rows with a plugin preferred allocation, TestGetPreferredAllocationParameters) and
@@ -21,13 +21,11 @@ from typing import Any
 import pytest
 
 from cpumanager.core.bitmask import NUMAMask
-from cpumanager.core.hints.device_hints import (
+from cpumanager.core.devices import (
     Device,
     DeviceState,
     allocate_devices,
-    device_hint_source,
     device_hints,
-    pod_device_hints,
     release_pod_devices,
 )
 from cpumanager.core.hints.hint import NO_PREFERENCE, TopologyHint
@@ -454,8 +452,8 @@ def test_unregistered_but_held_resource_is_still_a_device_resource() -> None:
     assert not machine.is_device_resource("example.com/never-seen")
     container = ctr("fresh", **{R2: 1})
     assert device_hints(machine, pod(container), container) == {R2: NO_PREFERENCE}
-    assert pod_device_hints(machine, pod(container)) == {R2: NO_PREFERENCE}
-    source = device_hint_source(machine, pod(container), container, R2)
+    assert device_hints(machine, pod(container), None) == {R2: NO_PREFERENCE}
+    source = device_hints(machine, pod(container), container, implicit=True)[R2]
     assert source is NO_PREFERENCE
     with pytest.raises(UnexpectedAdmissionError, match="cannot allocate unregistered device"):
         allocate_devices(machine, pod(container), container, None)

@@ -15,13 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cpumanager.core.bitmask import NUMAMask
-from cpumanager.core.hints.device_hints import (
+from cpumanager.core.devices import (
     Device,
     DeviceState,
     allocate_devices,
-    device_hint_source,
     device_hints,
-    pod_device_hints,
     pod_device_requests,
     release_pod_devices,
 )
@@ -173,7 +171,7 @@ def test_pod_hints_common_cases(
     request_: dict, devices: dict, allocated: Any, expected: dict
 ) -> None:
     container = ctr("fakeContainer", **request_)
-    got = pod_device_hints(state(devices, allocated), pod(container))
+    got = device_hints(state(devices, allocated), pod(container), None)
     assert {r: ordered(v) for r, v in got.items()} == {r: ordered(v) for r, v in expected.items()}
 
 
@@ -211,7 +209,7 @@ POD_SCOPE = [
 @pytest.mark.parametrize(("the_pod", "allocated", "expected"), [c[1:] for c in POD_SCOPE],
                          ids=[c[0] for c in POD_SCOPE])  # fmt: skip
 def test_pod_scope_hints(the_pod: Pod, allocated: Any, expected: list) -> None:
-    got = pod_device_hints(state(TWO_TYPES, allocated), the_pod)
+    got = device_hints(state(TWO_TYPES, allocated), the_pod, None)
     assert set(got) == {"testdevice1", "testdevice2"}
     assert all(ordered(v) == ordered(expected) for v in got.values())
 
@@ -449,7 +447,7 @@ def test_hint_source_describes_the_explicit_hints(
     machine = state({"gpu": devices}, allocated, nodes=(0, 1, 2, 3, 4))
     container = ctr("c", gpu=count)
     explicit = device_hints(machine, pod(container), container)["gpu"]
-    source = device_hint_source(machine, pod(container), container, "gpu")
+    source = device_hints(machine, pod(container), container, implicit=True)["gpu"]
     if isinstance(source, CapacityHintSource):
         assert source.explicit() == explicit
     else:

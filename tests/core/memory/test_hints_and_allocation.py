@@ -12,17 +12,16 @@ import pytest
 
 from cpumanager.core.bitmask import NUMAMask
 from cpumanager.core.hints.hint import TopologyHint
-from cpumanager.core.hints.memory_hints import (
+from cpumanager.core.ids import ContainerName, PodUID
+from cpumanager.core.memory import (
     MemoryBlock,
     MemoryState,
     allocate_memory,
     container_memory_requests,
     memory_hints,
-    pod_memory_hints,
     pod_memory_requests,
     remove_container_memory,
 )
-from cpumanager.core.ids import ContainerName, PodUID
 from cpumanager.core.topology import CPUInfo, CPUTopology, NUMANodeInfo
 from cpumanager.core.workload import Container, ContainerKind, Pod
 from cpumanager.errors import MachineError, UnexpectedAdmissionError
@@ -92,7 +91,7 @@ def test_not_guaranteed_gets_nothing() -> None:
     burstable = ctr("c", 1, requests_cpu="0.5")
     the_pod = pod(burstable)
     assert memory_hints(machine(), the_pod, burstable) == {}
-    assert pod_memory_hints(machine(), the_pod) == {}
+    assert memory_hints(machine(), the_pod, None) == {}
     assert allocate_memory(machine(), the_pod, burstable, h("0")).blocks == ()
 
 
@@ -240,10 +239,10 @@ def test_pod_memory_requests(the_pod: Pod, expected: dict) -> None:
 
 def test_pod_scope_hints() -> None:
     the_pod = pod(ctr("a", 6), ctr("b", 6))
-    assert pod_memory_hints(machine(), the_pod) == {"memory": (h("0,1"),)}
+    assert memory_hints(machine(), the_pod, None) == {"memory": (h("0,1"),)}
     state = allocate_memory(machine(), the_pod, the_pod.containers[0], h("0,1")).state
     # a container with blocks short-circuits: its block is compared to the pod's need
-    assert pod_memory_hints(state, the_pod) == {}
+    assert memory_hints(state, the_pod, None) == {}
 
 
 def test_cpu_less_nodes_take_part() -> None:

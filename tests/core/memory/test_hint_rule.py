@@ -13,25 +13,21 @@ import contextlib
 import os
 from fractions import Fraction
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cpumanager.core.bitmask import NUMAMask
-from cpumanager.core.hints import memory_hints as mh
 from cpumanager.core.hints.hint import TopologyHint
-from cpumanager.core.hints.memory_hints import (
-    MemoryState,
-    allocate_memory,
-    container_memory_requests,
-    memory_hint_source,
-    memory_hint_sources,
-    memory_hints,
-    pod_memory_hints,
-    remove_container_memory,
-)
 from cpumanager.core.hints.source import MultiCapacityHintSource
 from cpumanager.core.ids import ContainerName, PodUID
+from cpumanager.core.memory import (
+    MemoryState,
+    allocate_memory,
+    best_hint,
+    container_memory_requests,
+    memory_hints,
+    remove_container_memory,
+)
 from cpumanager.core.workload import Container, ContainerKind, Pod
 from cpumanager.errors import UnexpectedAdmissionError
 
@@ -115,8 +111,9 @@ _SETTINGS = settings(
 @given(histories())
 def test_rule_expands_to_the_enumerated_hints(case: tuple[MemoryState, Pod, Container]) -> None:
     state, the_pod, app = case
-    assert _expanded(memory_hint_sources(state, the_pod, app)) == memory_hints(state, the_pod, app)
-    assert _expanded(memory_hint_sources(state, the_pod, None)) == pod_memory_hints(state, the_pod)
+    for container in (app, None):
+        listed = memory_hints(state, the_pod, container, implicit=False)
+        assert _expanded(memory_hints(state, the_pod, container, implicit=True)) == listed
 
 
 @_SETTINGS
@@ -128,10 +125,9 @@ def test_rule_finds_the_same_best_hint(
     requests = container_memory_requests(app)
     assert requests is not None
     containing = data.draw(st.sampled_from([0, *(1 << n for n in state.node_ids())]))
-    expected = mh._best_own_hint(state, the_pod.uid, requests, containing)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(mh, "ENUMERATE_UP_TO", 0)
-        assert mh._best_own_hint(state, the_pod.uid, requests, containing) == expected
+    expected = best_hint(state, the_pod.uid, requests, containing=containing, implicit=False)
+    ruled = best_hint(state, the_pod.uid, requests, containing=containing, implicit=True)
+    assert ruled == expected
 
 
 def test_sixty_four_nodes_answer_without_enumerating() -> None:
@@ -139,8 +135,8 @@ def test_sixty_four_nodes_answer_without_enumerating() -> None:
     state = MemoryState.create(dict.fromkeys(range(64), 16 * gib))
     box = _container("app", 40 * gib, 0, ContainerKind.APP)
     the_pod = Pod(uid=PodUID("big"), name="big", containers=(box,))
-    source = memory_hint_source(state, the_pod.uid, {"memory": 40 * gib})
-    assert source is not None
+    source = memory_hints(state, the_pod, box)["memory"]  # a rule: 64 nodes is past the limit
+    assert isinstance(source, MultiCapacityHintSource)
     assert source.min_size() == 3
     assert source.preferred_size == 3
     assert source.preferred(0b111)
@@ -148,8 +144,10 @@ def test_sixty_four_nodes_answer_without_enumerating() -> None:
     done = allocate_memory(state, the_pod, box, None)
     assert [block.numa_affinity for block in done.blocks] == [(0, 1, 2)]
     # Nodes 0-2 now serve one group: the rule keeps them out and offers the group as an extra.
-    after = memory_hint_source(done.state, PodUID("next"), {"memory": 8 * gib})
-    assert after is not None
+    small = _container("app", 8 * gib, 0, ContainerKind.APP)
+    next_pod = Pod(uid=PodUID("next"), name="next", containers=(small,))
+    after = memory_hints(done.state, next_pod, small)["memory"]
+    assert isinstance(after, MultiCapacityHintSource)
     assert not after.universe & 0b111
     assert [h.mask for h in after.extras()] == [NUMAMask((0, 1, 2))]
     assert after.extras()[0].preferred is False
