@@ -18,7 +18,7 @@ from cpumanager.adapters.node_collect import (
 )
 from cpumanager.checkpoint import codec
 from cpumanager.core.cpuset import CPUSet
-from cpumanager.errors import InputError, SnapshotError
+from cpumanager.errors import ConfigError, InputError, SnapshotError
 from cpumanager.nodeview.pods import running_containers
 from cpumanager.nodeview.snapshot import NodeSnapshot, snapshot_to_json
 from tests.nodeview.fixture_nodes import NODES_DIR, fixture_kubelet
@@ -191,7 +191,8 @@ def test_nothing_at_all_is_still_a_snapshot(tmp_path: Path) -> None:
         ("pods", None, "no such file"),
         ("pods", "{not json", "is not JSON"),
         ("kubelet_config", "a: [", "not valid YAML"),
-        ("configz", "[]", 'has no "kubeletconfig"'),
+        ("configz", "[]", "expected a mapping"),
+        ("kubelet_cmdline", None, "does not exist"),
     ],
 )
 def test_unusable_given_files_are_errors(
@@ -204,6 +205,53 @@ def test_unusable_given_files_are_errors(
     with pytest.raises(InputError) as caught:
         collect_snapshot(options)
     assert expected in caught.value.message
+
+
+def test_kubeadm_config_loads_with_every_origin(short_dir: Path) -> None:
+    # kubeadm spells out every zero duration (cpuManagerReconcilePeriod: 0s); the kubelet's
+    # v1beta1 defaulting reads a zero as unset, so the effective period is the 10s default.
+    snap = take("kubeadm", short_dir)
+    assert snap.config is not None
+    assert snap.config.status == "ok"
+    fields = snap.config.fields
+    assert fields["cpuManagerPolicy"] == {"value": "static", "from": "file"}
+    assert fields["cpuManagerReconcilePeriod"]["value"] == "10s"
+    assert fields["topologyManagerScope"] == {"value": "container", "from": "default"}
+    config = snap.kubelet_config()
+    assert config.reserved_cpus == CPUSet.parse("0,8")
+    assert config.topology_manager_policy == "single-numa-node"
+
+
+def test_flags_win_over_the_file(short_dir: Path) -> None:
+    snap = take("kubeadm", short_dir, flags="--topology-manager-policy=best-effort")
+    assert snap.config is not None
+    assert snap.config.fields["topologyManagerPolicy"]["value"] == "best-effort"
+    assert snap.config.origin("topologyManagerPolicy").startswith("flag")
+
+
+def test_kubeadm_flags_env_is_read_beside_config_yaml(tmp_path: Path) -> None:
+    kubelet = tmp_path / "kubelet"
+    shutil.copytree(NODES_DIR / "kubeadm/var/lib/kubelet", kubelet)
+    (kubelet / "kubeadm-flags.env").write_text(
+        'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/'
+        'containerd.sock --cpu-manager-policy=none"\n'
+    )
+    snap = collect_snapshot(CollectOptions(root=tmp_path, kubelet_root=kubelet))
+    assert snap.config is not None
+    assert snap.config.fields["cpuManagerPolicy"]["value"] == "none"
+
+
+def test_invalid_configuration_is_recorded_not_fatal(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text("kind: KubeletConfiguration\ncpuManagerPolicy: static\n")
+    snap = collect_snapshot(
+        CollectOptions(root=tmp_path, kubelet_root=tmp_path, kubelet_config=config)
+    )
+    assert snap.config is not None
+    assert snap.config.status == "invalid"
+    assert "reserved CPU" in snap.config.problem
+    with pytest.raises(ConfigError, match="kubelet would not start"):
+        snap.kubelet_config()
 
 
 def test_configz_wins_and_is_recorded(tmp_path: Path) -> None:

@@ -36,6 +36,15 @@ from pathlib import Path
 from cpumanager.adapters.memory_store import InMemoryStore
 from cpumanager.adapters.podresources.server import serve
 from cpumanager.adapters.sysfs import SysfsReader
+from cpumanager.checkpoint.device import (
+    DeviceCheckpointData,
+    DeviceManagerCheckpoint,
+    PodDevicesEntry,
+    encode_device,
+)
+from cpumanager.checkpoint.device import with_fresh_checksum as device_checksum
+from cpumanager.checkpoint.memory import MemoryManagerCheckpoint, encode_memory
+from cpumanager.checkpoint.memory import with_fresh_checksum as memory_checksum
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.devices import Device
 from cpumanager.core.ids import ContainerKey, ContainerName, PodUID
@@ -331,8 +340,8 @@ def _machine(root: Path, offline: str) -> None:
 
 
 def _answers(node: Node, pods: list[tuple[PodSpec, dict[str, object]]]) -> PodResourcesAnswers:
-    state = node.cpu_manager.snapshot
-    device_state = node.device_provider.state if node.device_provider else None
+    state = node.snapshot().cpu
+    device_state = node.snapshot().devices
     listed = []
     for spec, manifest in pods:
         if spec.phase != "Running":
@@ -372,6 +381,48 @@ def _answers(node: Node, pods: list[tuple[PodSpec, dict[str, object]]]) -> PodRe
         ),
         calls={"List": ok, "GetAllocatableResources": ok, "Get": ok},
     )
+
+
+def _memory_checkpoint() -> bytes:
+    """What a kubelet with memoryManagerPolicy None writes (no machine state, no entries)."""
+    empty = MemoryManagerCheckpoint(policy_name="None", machine_state={}, entries={})
+    return encode_memory(memory_checksum(empty))
+
+
+def _alloc_resp(ids: list[str]) -> bytes:
+    """A device plugin's ContainerAllocateResponse: envs = {NVIDIA_VISIBLE_DEVICES: ids}."""
+    key, value = b"NVIDIA_VISIBLE_DEVICES", ",".join(ids).encode()
+    entry = bytes([0x0A, len(key)]) + key + bytes([0x12, len(value)]) + value
+    return bytes([0x0A, len(entry)]) + entry
+
+
+def _device_checkpoint(node: Node) -> bytes:
+    """The device manager's checkpoint: entries per container, device ids by NUMA node."""
+    devices = node.snapshot().devices
+    entries: list[PodDevicesEntry] = []
+    registered: dict[str, tuple[str, ...] | None] = {}
+    if devices is not None:
+        for key, held in sorted(devices.allocations.items()):
+            for resource, ids in sorted(held.items()):
+                table = devices.devices[resource]
+                by_numa: dict[int, list[str]] = {}
+                for device_id in sorted(ids):
+                    numa = table[device_id].numa_nodes
+                    by_numa.setdefault(numa[0] if numa else -1, []).append(device_id)
+                entries.append(
+                    PodDevicesEntry(
+                        pod_uid=key.pod_uid,
+                        container_name=key.container_name,
+                        resource_name=resource,
+                        device_ids={n: tuple(i) for n, i in sorted(by_numa.items())},
+                        alloc_resp=_alloc_resp(sorted(ids)),
+                    )
+                )
+        registered = {r: tuple(table) for r, table in sorted(devices.devices.items())}
+    data = DeviceCheckpointData(
+        pod_device_entries=tuple(entries) or None, registered_devices=registered
+    )
+    return encode_device(device_checksum(DeviceManagerCheckpoint(data)))
 
 
 def build_node(spec: NodeSpec, dest: Path) -> None:
@@ -415,6 +466,10 @@ def build_node(spec: NodeSpec, dest: Path) -> None:
         active.append(pod)
     assert store.data is not None
     data = store.data
+    (kubelet_dir / "memory_manager_state").write_bytes(_memory_checkpoint())
+    (kubelet_dir / "device-plugins").mkdir()
+    device_path = kubelet_dir / "device-plugins/kubelet_internal_checkpoint"
+    device_path.write_bytes(_device_checkpoint(node))
     if spec.corrupt:
         text = data.decode()
         head, _, digits = text.rpartition('"checksum":')

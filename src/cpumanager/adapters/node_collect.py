@@ -3,8 +3,10 @@
 Sources, each recorded in ``sources`` with a status and a one-line reason:
 
 * ``machine``: ``<root>/sys/devices/system/{cpu,node}`` (as ``topology --sysfs``);
-* ``config``: ``--configz`` (a running kubelet's ``/configz``), else ``--kubelet-config``,
-  else ``<kubelet-root>/config.yaml`` (where kubeadm puts it);
+* ``config``: the effective configuration as the kubelet assembles it
+  (``load_effective_config``): ``--configz`` (a running kubelet's ``/configz``), else
+  ``--kubelet-config`` / ``--config-dir`` / the kubelet's command line / ``--flags``, else
+  ``<kubelet-root>/config.yaml`` and ``kubeadm-flags.env`` (where kubeadm puts them);
 * the three checkpoints under ``<kubelet-root>``: ``cpu_manager_state``,
   ``memory_manager_state``, ``device-plugins/kubelet_internal_checkpoint``;
 * ``podResources``: the socket ``<kubelet-root>/pod-resources/kubelet.sock``;
@@ -27,11 +29,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-import yaml
-
 from cpumanager import __version__
-from cpumanager.adapters._text import YAML_LOADER, yaml_problem
 from cpumanager.adapters.filestore import write_atomic
+from cpumanager.adapters.kubelet_config_file import load_effective_config
 from cpumanager.adapters.podresources.client import (
     DEFAULT_TIMEOUT_SECONDS,
     SOCKET_RELATIVE_PATH,
@@ -39,13 +39,14 @@ from cpumanager.adapters.podresources.client import (
 )
 from cpumanager.adapters.sysfs import SysfsReader
 from cpumanager.errors import (
-    ConfigError,
     InputError,
+    KubeletConfigInvalidError,
     MachineError,
     PodResourcesError,
     SnapshotError,
 )
-from cpumanager.formats.kubelet_config import KubeletConfig
+from cpumanager.formats.kubelet_config import EffectiveConfig, KubeletConfig
+from cpumanager.formats.kubelet_config.launch import split_command_line
 from cpumanager.formats.machine_format import topology_to_dict
 from cpumanager.nodeview.checkpoints import checkpoint_view
 from cpumanager.nodeview.podresources import PodResourcesAnswers
@@ -76,6 +77,7 @@ CHECKPOINT_PATHS = {
     "kubelet_internal_checkpoint": Path("device-plugins/kubelet_internal_checkpoint"),
 }
 _CONFIG_NAME = Path("config.yaml")
+_KUBEADM_FLAGS = Path("kubeadm-flags.env")
 _MAX_REASON = 300
 
 
@@ -88,6 +90,10 @@ class CollectOptions:
     pods: Path | None = None
     kubelet_config: Path | None = None
     configz: Path | None = None
+    config_dir: Path | None = None
+    kubelet_cmdline: Path | None = None
+    flags: str = ""
+    env_files: tuple[Path, ...] = ()
     node_name: str | None = None
     socket: Path | None = None
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
@@ -160,90 +166,73 @@ def _machine(root: Path) -> tuple[dict[str, object] | None, Source]:
 
 # --- configuration ---------------------------------------------------------------------
 
-# v1beta1 field -> default, for the fields KubeletConfig reads (the v1beta1 defaults).
-_DEFAULTS: dict[str, object] = {
-    "cpuManagerPolicy": "none",
-    "cpuManagerPolicyOptions": {},
-    "cpuManagerReconcilePeriod": "10s",
-    "reservedSystemCPUs": "",
-    "kubeReserved": {},
-    "systemReserved": {},
-    "evictionHard": {"memory.available": "100Mi"},
-    "topologyManagerPolicy": "none",
-    "topologyManagerScope": "container",
-    "topologyManagerPolicyOptions": {},
-    "featureGates": {},
-    "memoryManagerPolicy": "None",
-    "reservedMemory": [],
-}
+
+def _config_view(effective: EffectiveConfig | None, status: str, problem: str) -> ConfigView:
+    """The snapshot's view; without an effective configuration, the kubelet's defaults."""
+    if effective is None:
+        values = KubeletConfig().to_v1beta1(omit_empty=False)
+        fields = {name: {"value": values[name], "from": "default"} for name in sorted(values)}
+        return ConfigView(fields, status, _clip(problem))
+    return ConfigView(
+        effective.fields(),
+        status,
+        _clip(problem),
+        root_dir=effective.root_dir,
+        sources=tuple(effective.sources),
+    )
 
 
-def _config_view(body: object, origin: str) -> ConfigView:
-    if not isinstance(body, dict):
-        return ConfigView({}, "invalid", "the configuration is not a mapping")
-    fields: dict[str, dict[str, object]] = {}
-    for name, default in _DEFAULTS.items():
-        given = name in body and body[name] is not None
-        fields[name] = {
-            "value": body[name] if given else default,
-            "from": origin if given else "default",
-        }
+def _configuration(options: CollectOptions) -> tuple[ConfigView, Source]:
+    """The effective configuration (``load_effective_config``), recorded with its sources.
+
+    Named sources (``--configz``, ``--kubelet-config``, ``--config-dir``, the command line,
+    ``--flags``) must be readable; without any, ``<kubelet-root>/config.yaml`` and kubeadm's
+    ``<kubelet-root>/kubeadm-flags.env`` are used when they are regular files. A configuration
+    the kubelet would refuse is a fact about the node: recorded as ``invalid`` with the
+    kubelet's messages, never fatal.
+    """
+    config, env_files = options.kubelet_config, list(options.env_files)
+    given = any(
+        (config, options.config_dir, options.configz, options.kubelet_cmdline, options.flags)
+    )
+    where = str(options.configz or config or options.config_dir or options.kubelet_cmdline or "")
+    if not given:
+        implicit = options.kubelet_root / _CONFIG_NAME
+        flags_env = options.kubelet_root / _KUBEADM_FLAGS
+        config = implicit if _is_regular(implicit) else None
+        env_files += [flags_env] if _is_regular(flags_env) else []
+        where = str(implicit)
+        if config is None and not env_files:
+            reason = "no such file; the kubelet's defaults are assumed (give --kubelet-config)"
+            return _config_view(None, "missing", ""), Source("config", "missing", where, reason)
     try:
-        KubeletConfig.from_mapping({name: entry["value"] for name, entry in fields.items()})
-    except ConfigError as err:
-        return ConfigView(fields, "invalid", _clip(err.message))
-    return ConfigView(fields)
+        flags = split_command_line(options.flags, source="--flags") if options.flags else []
+        effective = load_effective_config(
+            config=config,
+            config_dir=options.config_dir,
+            flags=flags,
+            kubelet_cmdline=options.kubelet_cmdline,
+            env_files=env_files,
+            configz=options.configz,
+            root=options.root,
+        )
+    except KubeletConfigInvalidError as err:
+        view = _config_view(None, "invalid", err.message)
+        return view, Source("config", "invalid", where, _clip(err.message))
+    except InputError as err:
+        if given:
+            raise
+        view = _config_view(None, "invalid", err.message)
+        return view, Source("config", "invalid", where, _clip(err.message))
+    reason = "from " + ", ".join(effective.sources) if effective.sources else ""
+    return _config_view(effective, "ok", ""), Source("config", "ok", where, _clip(reason))
 
 
-def _parse_config(data: bytes, path: Path) -> object:
+def _is_regular(path: Path) -> bool:
     try:
-        return yaml.load(data.decode("utf-8"), Loader=YAML_LOADER)  # noqa: S506 - safe loader
-    except UnicodeDecodeError as err:
-        msg = f"kubelet configuration {str(path)!r} is not UTF-8 text"
-        raise _UnusableError(_INVALID, msg) from err
-    except yaml.YAMLError as err:
-        msg = f"not valid YAML or JSON{yaml_problem(err)}"
-        raise _UnusableError(_INVALID, msg) from err
-
-
-def _configuration(options: CollectOptions) -> tuple[ConfigView | None, Source]:
-    if options.configz is not None:
-        data = _read_given_file(options.configz, "--configz file")
-        try:
-            raw = json.loads(data)
-        except (UnicodeDecodeError, json.JSONDecodeError) as err:
-            msg = (
-                f"--configz file {str(options.configz)!r} is not JSON; save the kubelet's "
-                "/configz answer"
-            )
-            raise InputError(msg) from err
-        body = raw.get("kubeletconfig") if isinstance(raw, dict) else None
-        if not isinstance(body, dict):
-            msg = (
-                f'--configz file {str(options.configz)!r} has no "kubeletconfig" object; '
-                "save the kubelet's /configz answer"
-            )
-            raise InputError(msg)
-        view = _config_view(body, "configz")
-        return view, Source("config", view.status, str(options.configz), view.problem)
-    if options.kubelet_config is not None:
-        data = _read_given_file(options.kubelet_config, "--kubelet-config file")
-        try:
-            body = _parse_config(data, options.kubelet_config)
-        except _UnusableError as err:
-            msg = f"--kubelet-config file {str(options.kubelet_config)!r}: {err.reason}"
-            raise InputError(msg) from err
-        view = _config_view(body, "file")
-        return view, Source("config", view.status, str(options.kubelet_config), view.problem)
-    path = options.kubelet_root / _CONFIG_NAME
-    try:
-        body = _parse_config(_read_node_file(path), path)
-    except _UnusableError as err:
-        view = _config_view({}, "default")
-        reason = f"{err.reason}; the kubelet's defaults are assumed (give --kubelet-config)"
-        return view, Source("config", err.status, str(path), _clip(reason))
-    view = _config_view(body, "file")
-    return view, Source("config", view.status, str(path), view.problem)
+        return stat.S_ISREG(path.lstat().st_mode)
+    except OSError:
+        return False
 
 
 # --- checkpoints, PodResources, pods ---------------------------------------------------

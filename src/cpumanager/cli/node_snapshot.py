@@ -51,6 +51,26 @@ __all__ = ["snapshot"]
     metavar="FILE",
     help="A running kubelet's /configz answer (wins over --kubelet-config).",
 )
+@click.option(
+    "--config-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    metavar="DIR",
+    help="The kubelet's --config-dir drop-in directory (*.conf, merged in name order).",
+)
+@click.option(
+    "--kubelet-cmdline",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="The kubelet's command line: a copy of /proc/<pid>/cmdline or a text file.",
+)
+@click.option(
+    "--flags",
+    default="",
+    metavar="TEXT",
+    help='Kubelet flags, e.g. "--cpu-manager-policy=static --reserved-cpus=0" (win last).',
+)
 @click.option("--node-name", default=None, help="The node's name (default: from the pods).")
 @click.option(
     "--socket",
@@ -82,6 +102,9 @@ def snapshot(
     pods: Path | None,
     kubelet_config: Path | None,
     configz: Path | None,
+    config_dir: Path | None,
+    kubelet_cmdline: Path | None,
+    flags: str,
     node_name: str | None,
     socket: Path | None,
     timeout: float,
@@ -98,6 +121,9 @@ def snapshot(
         pods=pods,
         kubelet_config=kubelet_config,
         configz=configz,
+        config_dir=config_dir,
+        kubelet_cmdline=kubelet_cmdline,
+        flags=flags,
         node_name=node_name,
         socket=socket,
         timeout_seconds=timeout,

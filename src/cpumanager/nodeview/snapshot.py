@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cpumanager.core.topology import CPUTopology
-from cpumanager.errors import MachineError, SnapshotError, WorkloadError
+from cpumanager.errors import ConfigError, MachineError, SnapshotError, WorkloadError
 from cpumanager.formats.kubelet_config import KubeletConfig
 from cpumanager.formats.machine_format import topology_from_dict
 from cpumanager.nodeview._fields import fail, get_int, get_list, get_map, get_str, obj
@@ -93,6 +93,8 @@ class ConfigView:
     fields: Mapping[str, Mapping[str, object]]
     status: str = "ok"
     problem: str = ""
+    root_dir: str = ""
+    sources: tuple[str, ...] = ()
 
     def values(self) -> dict[str, object]:
         """The v1beta1 mapping (field name -> value) the kubelet would run with."""
@@ -130,9 +132,15 @@ class NodeSnapshot:
         return topology_from_dict(self.machine)
 
     def kubelet_config(self) -> KubeletConfig:
-        """The effective KubeletConfig (ConfigError: the kubelet's own refusal)."""
+        """The effective KubeletConfig; ConfigError when the kubelet would refuse it."""
         if self.config is None:
             return KubeletConfig()
+        if self.config.status == "invalid":
+            msg = (
+                f"the node's kubelet configuration is invalid ({self.config.problem}); the "
+                "kubelet would not start with it: fix it, then take the snapshot again"
+            )
+            raise ConfigError(msg)
         return KubeletConfig.from_mapping(self.config.values())
 
     def checkpoint_bytes(self, kind: str) -> bytes | None:
@@ -158,6 +166,8 @@ def snapshot_to_dict(snapshot: NodeSnapshot) -> dict[str, object]:
         config = {
             "status": snapshot.config.status,
             "problem": snapshot.config.problem,
+            "rootDir": snapshot.config.root_dir,
+            "sources": list(snapshot.config.sources),
             "fields": {name: dict(entry) for name, entry in sorted(snapshot.config.fields.items())},
         }
     return {
@@ -247,10 +257,15 @@ def _config(raw: object) -> ConfigView | None:
     fields = {}
     for name, entry in get_map(body, "fields", "config").items():
         fields[name] = obj(entry, f"config.fields.{name}")
+    sources = get_list(body, "sources", "config")
+    if not all(isinstance(name, str) for name in sources):
+        fail("config.sources", "expected a list of strings")
     return ConfigView(
         fields=fields,
         status=get_str(body, "status", "config", default="ok"),
         problem=get_str(body, "problem", "config"),
+        root_dir=get_str(body, "rootDir", "config"),
+        sources=tuple(str(name) for name in sources),
     )
 
 
