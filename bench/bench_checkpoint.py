@@ -1,12 +1,14 @@
 """Checkpoint codec and durable-store speed (issue 3).
 
 Rows: states of 10, 100 and 1,000 containers (5 per pod, 2 CPUs each, on a machine with
-enough CPUs). Prints microseconds per call for encode+checksum (``encode_v2``) and for
-decode+verify+parse (the kubelet's restore: V1 attempt, V2 attempt, checksum, CPU lists),
+enough CPUs). Prints the kubelet's figure (``kubelet_figures.json``) and microseconds per
+call (fastest call) for encode+checksum (``encode_v2``) and for decode+verify+parse (the
+kubelet's restore: V1 attempt, V2 attempt, checksum, CPU lists), warm and with the CPU-list
+caches emptied before each call (cold),
 the file size, and durable commits per second (temp file, fsync, rename, directory fsync)
 through ``CheckpointStore.save`` in a temp directory on the disk given by ``--dir``.
 
-    python bench/bench_checkpoint.py [--dir DIR] [--repeat N] [--commits N]
+    python bench/bench_checkpoint.py [--dir DIR] [--commits N]
 """
 
 from __future__ import annotations
@@ -14,12 +16,13 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
+
+from kubelet import best_call_us, figures, load_note
 
 from cpumanager.adapters.checkpoint_store import CheckpointStore
 from cpumanager.adapters.filestore import write_atomic
-from cpumanager.checkpoint import codec
+from cpumanager.checkpoint import codec, fast
 from cpumanager.checkpoint.loader import restore_state
 from cpumanager.core.containermap import ContainerMap
 from cpumanager.core.cpuset import CPUSet
@@ -38,40 +41,36 @@ def make_state(containers: int) -> StateSnapshot:
     return StateSnapshot("static", default, assignments)
 
 
-def best_us(func: Callable[[], object], repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        loops = 0
-        start = time.perf_counter()
-        while True:
-            func()
-            loops += 1
-            elapsed = time.perf_counter() - start
-            if elapsed > 0.2:
-                break
-        best = min(best, elapsed / loops)
-    return best * 1e6
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", type=Path, default=None, help="directory on the disk to test")
-    parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--commits", type=int, default=200)
     args = parser.parse_args()
 
-    print(f"{'containers':>10} {'bytes':>8} {'encode+checksum us':>19} {'decode+verify us':>17}")
+    go = figures()["checkpoint_v2_us"]
+    print(
+        f"{'containers':>10} {'bytes':>8} {'kubelet us':>10} {'encode+checksum us':>19}"
+        f" {'(cold)':>8} {'decode+verify us':>17} {'(cold)':>8}"
+    )
     for containers in (10, 100, 1000):
         state = make_state(containers)
         data = codec.encode_v2(state)
-        encode = best_us(lambda s=state: codec.encode_v2(s), args.repeat)
-        decode = best_us(
-            lambda d=data: restore_state(
+
+        def restore(d: bytes = data) -> object:
+            return restore_state(
                 d, source="bench", configured_policy="static", container_map=ContainerMap()
-            ),
-            args.repeat,
+            )
+
+        encode = best_call_us(lambda s=state: codec.encode_v2(s))
+        decode = best_call_us(restore)
+        # cold: the CPU-list caches emptied before every call (a state never seen before)
+        encode_cold = best_call_us(lambda s=state: (fast.clear_caches(), codec.encode_v2(s)))
+        decode_cold = best_call_us(lambda: (fast.clear_caches(), restore()))
+        print(
+            f"{containers:>10} {len(data):>8} {go[str(containers)]:>10} {encode:>19.1f}"
+            f" {encode_cold:>8.1f} {decode:>17.1f} {decode_cold:>8.1f}"
         )
-        print(f"{containers:>10} {len(data):>8} {encode:>19.1f} {decode:>17.1f}")
+    print(f"kubelet figures: {figures()['source']}; {load_note()}")
 
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         directory = Path(tmp)

@@ -20,6 +20,7 @@ render the same prefix and differ only in the entries' type. A stored checksum o
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from cpumanager.checkpoint.model import CheckpointV1, CheckpointV2, EntriesV1, EntriesV2
 
@@ -27,6 +28,7 @@ __all__ = [
     "checksum_of",
     "clean_text",
     "fnv1a_32",
+    "fnv1a_32_reference",
     "render",
     "verifies",
 ]
@@ -38,12 +40,32 @@ TYPE_NAME = "CPUManagerCheckpoint"
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def fnv1a_32(data: bytes) -> int:
-    """FNV-1a, 32 bits (Go's ``hash/fnv.New32a``)."""
+def fnv1a_32_reference(data: bytes) -> int:
+    """FNV-1a, 32 bits (Go's ``hash/fnv.New32a``), one byte at a time in Python."""
     value = _OFFSET_BASIS
     for byte in data:
         value = ((value ^ byte) * _PRIME) & _MASK
     return value
+
+
+def _c_fnv1a_32() -> Callable[[bytes], int]:
+    """The pinned C implementation (fnv-hash-fast); about 30x faster than the Python loop."""
+    try:
+        from fnv_hash_fast import fnv1a_32 as fast
+    except ImportError:  # pragma: no cover - a broken install still computes the same value
+        return fnv1a_32_reference
+    return fast
+
+
+_fnv_impl: Callable[[bytes], int] | None = None
+
+
+def fnv1a_32(data: bytes) -> int:
+    """FNV-1a, 32 bits (Go's ``hash/fnv.New32a``)."""
+    global _fnv_impl  # noqa: PLW0603 - resolved once, lazily, to keep imports cheap
+    if _fnv_impl is None:
+        _fnv_impl = _c_fnv1a_32()
+    return _fnv_impl(data)
 
 
 def _clean(text: str) -> str:

@@ -21,8 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, NoReturn
 
-from cpumanager.checkpoint import gojson
+from cpumanager.checkpoint import fast, gojson
 from cpumanager.checkpoint.checksum import checksum_of, verifies
+from cpumanager.checkpoint.cpulist import MAX_CPU_ID, CPUListError, parse_cpu_list
 from cpumanager.checkpoint.gojson import JSONNumber, JSONObject, JSONValue, encode_string
 from cpumanager.checkpoint.model import CheckpointV1, CheckpointV2, FormatName
 from cpumanager.core.cpuset import CPUSet
@@ -44,15 +45,13 @@ __all__ = [
     "encode_v1",
     "encode_v2",
     "parse_cpu_list",
+    "snapshot_from_plain",
     "snapshot_from_v2",
     "unknown_keys",
 ]
 
 DecodeOrder = Literal["v1-first", "v2-first"]
 
-# Go's cpuset is a hash set, so "0-4000000000" is merely slow there; our CPUSet is a bitmask
-# and would need gigabytes. Linux caps NR_CPUS at 8192; ids past this bound are refused.
-MAX_CPU_ID = 65_535
 
 _STRUCT_NAME: dict[FormatName, str] = {"v1": "CPUManagerCheckpointV1", "v2": "CPUManagerCheckpoint"}
 _ENTRY_TYPE: dict[FormatName, str] = {
@@ -290,59 +289,21 @@ def unknown_keys(data: bytes) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
-# --- CPU lists with the kubelet's error texts --------------------------------------------
+def _format_error(what: str, err: CPUListError, source: str) -> NoReturn:
+    message = (
+        f"checkpoint {source!r}: could not parse {what}: {err}; "
+        "write CPU lists like '0-3,8' and run 'cpumanager state rewrite' to fix the checksum"
+    )
+    raise CheckpointFormatError(message) from None
 
 
-class CPUListError(ValueError):
-    """A CPU list the kubelet's ``cpuset.Parse`` rejects; ``str()`` is Go's error text."""
-
-
-def _go_atoi(text: str) -> int:
-    body = text[1:] if text[:1] in ("+", "-") else text
-    if not body or not body.isascii() or not body.isdigit():
-        message = f"strconv.Atoi: parsing {gojson.go_quote(text)}: invalid syntax"
-        raise CPUListError(message)
-    value = -int(body) if text[:1] == "-" else int(body)
-    if not -(1 << 63) <= value < (1 << 63):
-        message = f"strconv.Atoi: parsing {gojson.go_quote(text)}: value out of range"
-        raise CPUListError(message)
-    return value
-
-
-def parse_cpu_list(text: str) -> CPUSet:
-    """``k8s.io/utils/cpuset.Parse`` with Go's error texts, refusing ids above MAX_CPU_ID."""
-    if text == "":
-        return CPUSet()
-    bits = 0
-    for element in text.split(","):
-        start_text, dash, end_text = element.partition("-")
-        start = _go_atoi(start_text)
-        end = _go_atoi(end_text) if dash else start
-        if dash and start > end:
-            message = f"invalid range {gojson.go_quote(element)} ({start} > {end})"
-            raise CPUListError(message)
-        if start < 0:  # Atoi splitting at the first '-' never yields one; kept for safety
-            message = f"negative CPU id in {gojson.go_quote(element)}"
-            raise CPUListError(message)
-        if end > MAX_CPU_ID:
-            message = (
-                f"CPU id {end} in {gojson.go_quote(element)} is above {MAX_CPU_ID}, "
-                "the largest this tool accepts"
-            )
-            raise CPUListError(message)
-        bits |= ((1 << (end - start + 1)) - 1) << start
-    return CPUSet.from_bits(bits)
-
-
-def _parse_or_raise(text: str, what: str, source: str) -> CPUSet:
-    try:
-        return parse_cpu_list(text)
-    except CPUListError as err:
-        message = (
-            f"checkpoint {source!r}: could not parse {what}: {err}; "
-            "write CPU lists like '0-3,8' and run 'cpumanager state rewrite' to fix the checksum"
-        )
-        raise CheckpointFormatError(message) from None
+def _cpu_list(text: str) -> CPUSet:
+    """:func:`parse_cpu_list`, remembering what parsed (the kubelet rereads the same lists)."""
+    found = fast.cached_cpu_set(text)
+    if found is None:
+        found = parse_cpu_list(text)
+        fast.remember_cpu_set(text, found)
+    return found
 
 
 # --- model <-> snapshot -------------------------------------------------------------------
@@ -351,23 +312,57 @@ def _parse_or_raise(text: str, what: str, source: str) -> CPUSet:
 def snapshot_from_v2(checkpoint: CheckpointV2, *, source: str) -> StateSnapshot:
     """Parse the CPU lists as the kubelet's restore does (default set first, then entries).
 
-    A pod with an empty or nil container map keeps an empty entry, as in the kubelet.
+    A pod with an empty or nil container map keeps an empty entry, as in the kubelet. With
+    several bad lists the error names the first in (pod, container) order.
     """
-    default = _parse_or_raise(
+    return snapshot_from_plain(
+        checkpoint.policy_name,
         checkpoint.default_cpu_set,
-        f"default cpu set {gojson.go_quote(checkpoint.default_cpu_set)}",
-        source,
+        checkpoint.entries,
+        source=source,
     )
-    assignments: dict[PodUID, dict[ContainerName, CPUSet]] = {}
+
+
+def snapshot_from_plain(
+    policy: str,
+    default_text: str,
+    entries: Mapping[str, Mapping[str, str] | None] | None,
+    *,
+    source: str,
+) -> StateSnapshot:
+    """:func:`snapshot_from_v2` on the checkpoint's fields."""
+    sets = fast.cached_cpu_set
+    try:
+        default = sets(default_text) or _cpu_list(default_text)
+        assignments = {
+            PodUID(pod): {
+                ContainerName(name): sets(cpus) or _cpu_list(cpus)
+                for name, cpus in (containers or {}).items()
+            }
+            for pod, containers in (entries or {}).items()
+        }
+    except CPUListError:
+        _raise_first_bad(CheckpointV2(policy, default_text, entries), source)
+    return StateSnapshot(policy, default, assignments)
+
+
+def _raise_first_bad(checkpoint: CheckpointV2, source: str) -> NoReturn:
+    text = checkpoint.default_cpu_set
+    try:
+        parse_cpu_list(text)
+    except CPUListError as err:
+        _format_error(f"default cpu set {gojson.go_quote(text)}", err, source)
     for pod, containers in sorted((checkpoint.entries or {}).items()):
-        parsed = assignments.setdefault(PodUID(pod), {})
         for name, cpus in sorted((containers or {}).items()):
-            what = (
-                f"cpuset {gojson.go_quote(cpus)} for container {gojson.go_quote(name)} "
-                f"in pod {gojson.go_quote(pod)}"
-            )
-            parsed[ContainerName(name)] = _parse_or_raise(cpus, what, source)
-    return StateSnapshot(checkpoint.policy_name, default, assignments)
+            try:
+                parse_cpu_list(cpus)
+            except CPUListError as err:
+                what = (
+                    f"cpuset {gojson.go_quote(cpus)} for container {gojson.go_quote(name)} "
+                    f"in pod {gojson.go_quote(pod)}"
+                )
+                _format_error(what, err, source)
+    raise AssertionError  # pragma: no cover - called only after a list failed to parse
 
 
 def checkpoint_v2_from_snapshot(snapshot: StateSnapshot) -> CheckpointV2:
@@ -408,7 +403,16 @@ def encode_checkpoint(checkpoint: CheckpointV2 | CheckpointV1) -> bytes:
 
 def encode_v2(snapshot: StateSnapshot) -> bytes:
     """The exact bytes a v1.18+ kubelet writes for this state."""
-    return encode_checkpoint(checkpoint_v2_from_snapshot(snapshot))
+    entries: dict[str, dict[str, str]] = {
+        pod: {name: fast.cpu_text(cpus) for name, cpus in containers.items()}
+        for pod, containers in snapshot.assignments.items()
+    }
+    default = fast.cpu_text(snapshot.default_cpuset)
+    data = fast.encode_v2(snapshot.policy_name, default, entries)
+    if data is None:
+        bare = CheckpointV2(snapshot.policy_name, default, entries, 0)
+        data = encode_checkpoint(bare.with_checksum(checksum_of(bare)))
+    return data
 
 
 def encode_v1(checkpoint: CheckpointV1) -> bytes:

@@ -67,13 +67,18 @@ class IntBitSet:
         """Maximal runs of consecutive members as inclusive ``(start, end)`` pairs."""
         # The reversed binary text puts bit i at index i; str.find skips runs at C speed,
         # which keeps iteration and formatting linear on sets of thousands of members.
-        text = bin(self._bits)[:1:-1]
-        start = text.find("1")
+        # Shifting the lowest member to bit 0 first keeps a small set of high ids cheap.
+        bits = self._bits
+        if not bits:
+            return
+        low = (bits & -bits).bit_length() - 1
+        text = bin(bits >> low)[:1:-1]
+        start = 0
         while start != -1:
             end = text.find("0", start)
             if end == -1:
                 end = len(text)
-            yield start, end - 1
+            yield start + low, end - 1 + low
             start = text.find("1", end)
 
     # --- set algebra -------------------------------------------------------------------

@@ -128,6 +128,13 @@ class CPUSet(IntBitSet):
         return cls.from_bits(_bits_of(_checked(ranges, text)))
 
     def __str__(self) -> str:
+        bits = self._bits
+        if bits:
+            low = (bits & -bits).bit_length() - 1
+            run = bits >> low
+            if run & (run + 1) == 0:  # one run of consecutive ids: the usual container
+                high = low + run.bit_length() - 1
+                return str(low) if high == low else f"{low}-{high}"
         return ",".join(
             str(start) if start == end else f"{start}-{end}" for start, end in self.runs()
         )

@@ -1,0 +1,258 @@
+"""Fast paths for the common V2 checkpoint: the same bytes and verdicts, at C speed.
+
+Where the time went: Go's JSON rules and go-spew's rendering written character by character
+in Python, FNV-1a one byte at a time, and CPU lists formatted and parsed afresh on every
+call. Here the standard library's C JSON encoder and decoder do the work for the inputs on
+which they provably agree with Go, and everything else goes to the exact code in
+:mod:`codec` / :mod:`gojson` (which stays the reference; tests compare the two):
+
+* **Writing**: ``json.dumps`` (compact, sorted keys, ``ensure_ascii=False``) equals Go's
+  ``json.Marshal`` of a ``map[string]map[string]string`` when the output is ASCII and has no
+  backslash (nothing was escaped) and no ``<``, ``>``, ``&`` (Go escapes those). Sorted by
+  code point is sorted bytewise for ASCII.
+* **go-spew**: with no backslash in that JSON, every ``"`` is a string delimiter, so the text
+  splits into structure (even pieces) and strings (odd pieces); a table maps each structural
+  piece of this shape (``{``, ``:{``, ``","``...) to go-spew's (``map[``, ``:map[``, `` ``...).
+  A piece outside the table sends the input to the exact path.
+* **Reading**: ``json.loads`` on ASCII input without backslashes, with every object's keys
+  distinct, the four field names spelled exactly, a non-negative integer checksum and the
+  plain V2 shape (every pod an object of strings, at least one pod). Go reads such a file
+  exactly as Python does; V1 fails on it (an object where V1 wants a string), so released
+  and newest kubelets both end with V2. Any other input (duplicates, case-folded keys,
+  ``null``, escapes, non-ASCII, numbers elsewhere, a checksum mismatch) takes the exact
+  path, which also words every error.
+* CPU list text is cached both ways (bounded), as the kubelet's saves repeat most sets.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+
+from cpumanager.checkpoint.checksum import fnv1a_32
+from cpumanager.checkpoint.model import CheckpointV2
+from cpumanager.core.cpuset import CPUSet
+
+__all__ = [
+    "PlainV2",
+    "cached_cpu_set",
+    "clear_caches",
+    "cpu_text",
+    "decode_v2",
+    "decode_v2_plain",
+    "encode_v2",
+    "remember_cpu_set",
+    "spew_entries",
+]
+
+# (policy name, default CPU list, entries, checksum) of a verified plain V2 file.
+PlainV2 = tuple[str, str, dict[str, dict[str, str]], int]
+
+_CACHE_LIMIT = 4096
+_UINT64_MAX = (1 << 64) - 1
+_FIELDS = frozenset({"policyName", "defaultCpuSet", "entries", "checksum"})
+_PREFIX = "(*state.CPUManagerCheckpoint){PolicyName:(string)"
+_ENTRY_TYPE = " Entries:(map[string]map[string]string)"
+_SUFFIX = " Checksum:(checksum.Checksum)0}"
+# Printable ASCII that Go's json.Marshal writes as is: no '"', '\\', '<', '>', '&'.
+_RAW = re.compile(r"[ !#-%'-;=?-\[\]-~]*")
+# A compact, canonical file as the kubelet writes it, entries kept as text.
+_CANONICAL = re.compile(
+    rb'\{"policyName":"([^"]*)","defaultCpuSet":"([^"]*)","entries":(\{.*\}),'
+    rb'"checksum":([0-9]+)\}',
+    re.DOTALL,
+)
+
+# JSON structure between two strings of a sorted map[string]map[string]string, and its
+# go-spew spelling. "{" opens the outer map (first piece), "}}" closes it (last piece).
+_STRUCTURE = {
+    "{": "map[",
+    ":{": ":map[",
+    ":": ":",
+    ",": " ",
+    "},": "] ",
+    ":{},": ":map[] ",
+    "}}": "]]",
+    ":{}}": ":map[]]",
+}
+
+_texts: dict[int, str] = {}
+_sets: dict[str, CPUSet] = {}
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+class _NotPlainError(Exception):
+    """The input is not of the shape this module reads; the exact reader decides."""
+
+
+def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise _NotPlainError
+    return found
+
+
+def _refuse(text: str) -> object:
+    raise _NotPlainError(text)
+
+
+def _uint(text: str) -> int:
+    """Integers without a sign only: Go refuses ``-0`` for the unsigned checksum."""
+    if text.startswith("-"):
+        raise _NotPlainError(text)
+    return int(text)
+
+
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_unique, parse_float=_refuse, parse_int=_uint, parse_constant=_refuse
+)
+
+
+def cpu_text(cpus: CPUSet) -> str:
+    """``str(cpus)`` (the kubelet's list format), cached by value."""
+    bits = cpus.bits
+    found = _texts.get(bits)
+    if found is None:
+        if len(_texts) >= _CACHE_LIMIT:
+            _texts.clear()
+        found = _texts[bits] = str(cpus)
+    return found
+
+
+def cached_cpu_set(text: str) -> CPUSet | None:
+    """A CPU list parsed before (by the exact parser), or None."""
+    return _sets.get(text)
+
+
+def remember_cpu_set(text: str, cpus: CPUSet) -> None:
+    if len(_sets) >= _CACHE_LIMIT:
+        _sets.clear()
+    _sets[text] = cpus
+
+
+def clear_caches() -> None:
+    """Forget every cached CPU list (benchmarks measure the cold case with it)."""
+    _texts.clear()
+    _sets.clear()
+
+
+def _plain(text: str) -> bool:
+    """JSON text Go would write the same: ASCII, nothing escaped, no HTML characters."""
+    return (
+        text.isascii()
+        and "\\" not in text
+        and "<" not in text
+        and ">" not in text
+        and "&" not in text
+    )
+
+
+def spew_entries(body: str) -> str | None:
+    """go-spew's rendering of the non-empty map whose sorted compact JSON is ``body``.
+
+    None when ``body`` is not of the plain shape (the exact renderer then decides).
+    """
+    pieces = body.split('"')
+    try:
+        pieces[0::2] = map(_STRUCTURE.__getitem__, pieces[0::2])
+    except KeyError:
+        return None
+    if pieces[0] != "map[" or not pieces[-1].endswith("]]"):
+        return None
+    return "".join(pieces)
+
+
+def _checksum(policy: str, default: str, spewed: str) -> int:
+    rendered = f"{_PREFIX}{policy} DefaultCPUSet:(string){default}{_ENTRY_TYPE}{spewed}{_SUFFIX}"
+    return fnv1a_32(rendered.encode("ascii"))
+
+
+def encode_v2(policy: str, default: str, entries: Mapping[str, Mapping[str, str]]) -> bytes | None:
+    """The kubelet's bytes for this V2 content, or None when the exact writer must decide."""
+    if _RAW.fullmatch(policy) is None or _RAW.fullmatch(default) is None:
+        return None
+    if not entries:
+        checksum = _checksum(policy, default, "map[]")
+        head = f'{{"policyName":"{policy}","defaultCpuSet":"{default}"'
+        return f'{head},"checksum":{checksum}}}'.encode()
+    body = _ENCODER.encode(entries)
+    if not _plain(body):
+        return None
+    spewed = spew_entries(body)
+    if spewed is None:
+        return None
+    checksum = _checksum(policy, default, spewed)
+    return (
+        f'{{"policyName":"{policy}","defaultCpuSet":"{default}","entries":{body},'
+        f'"checksum":{checksum}}}'
+    ).encode()
+
+
+def decode_v2_plain(data: bytes) -> PlainV2 | None:
+    """The content a kubelet reads from ``data``, when it is a plain V2 file that verifies.
+
+    None means "ask the exact reader": it may still succeed (V1, nulls, escapes, ...) or fail.
+    """
+    if not data.isascii() or b"\\" in data:
+        return None
+    text = data.decode("ascii")
+    canonical = _CANONICAL.fullmatch(data)
+    try:
+        if canonical is not None and " " not in text and "\n" not in text and "\t" not in text:
+            # the kubelet's own layout: no hooks needed (duplicates are counted below)
+            tree = json.loads(text)
+        else:
+            canonical = None
+            tree = _DECODER.decode(text)
+    except (ValueError, _NotPlainError, RecursionError):
+        return None
+    if type(tree) is not dict or not _FIELDS.issuperset(tree):
+        return None
+    policy = tree.get("policyName", "")
+    default = tree.get("defaultCpuSet", "")
+    entries = tree.get("entries")
+    checksum = tree.get("checksum", 0)
+    if type(policy) is not str or type(default) is not str or type(entries) is not dict:
+        return None
+    if type(checksum) is not int or checksum > _UINT64_MAX or not entries:
+        return None
+    strings = 6 + len(entries)
+    for containers in entries.values():
+        if type(containers) is not dict:
+            return None
+        strings += 2 * len(containers)
+        for cpus in containers.values():
+            if type(cpus) is not str:
+                return None
+    if canonical is not None and text.count('"') != 2 * strings:
+        return None  # a duplicate key collapsed (Go merges or overrides: exact reader)
+    if checksum != 0:
+        if canonical is not None and _is_sorted(entries):
+            body = canonical.group(3).decode("ascii")  # exactly what json.Marshal writes
+        else:
+            body = _ENCODER.encode(entries)
+        spewed = spew_entries(body) if _plain(body) else None
+        if spewed is None or checksum != _checksum(policy, default, spewed):
+            return None  # corrupt, or not plain: the exact reader words the verdict
+    return policy, default, entries, checksum
+
+
+def _is_sorted(entries: dict[str, dict[str, str]]) -> bool:
+    keys = list(entries)
+    if keys != sorted(keys):
+        return False
+    for containers in entries.values():
+        names = list(containers)
+        if len(names) > 1 and names != sorted(names):
+            return False
+    return True
+
+
+def decode_v2(data: bytes) -> CheckpointV2 | None:
+    """:func:`decode_v2_plain` as the codec's model."""
+    found = decode_v2_plain(data)
+    if found is None:
+        return None
+    policy, default, entries, checksum = found
+    return CheckpointV2(policy, default, entries, checksum)
