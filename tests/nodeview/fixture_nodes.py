@@ -48,6 +48,7 @@ from cpumanager.checkpoint.memory import with_fresh_checksum as memory_checksum
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.devices import Device
 from cpumanager.core.ids import ContainerKey, ContainerName, PodUID
+from cpumanager.core.topology import CPUTopology
 from cpumanager.core.workload import Pod
 from cpumanager.formats.kubelet_config import KubeletConfig
 from cpumanager.formats.manifest import pod_from_manifest
@@ -62,7 +63,7 @@ from cpumanager.nodeview.podresources import (
     answers_from_dict,
     answers_to_dict,
 )
-from tests.adapters.sysfs_tree import SysfsTree
+from tests.adapters.sysfs_tree import SysfsTree, tree_from_topology
 
 NODES_DIR = Path(__file__).resolve().parent.parent / "data" / "nodes"
 KUBELET = Path("var/lib/kubelet")
@@ -315,6 +316,7 @@ class NodeSpec:
     devices: dict[str, tuple[Device, ...]] = field(default_factory=dict)
     serves: bool = True
     corrupt: bool = False
+    topology: CPUTopology | None = None  # None: the 16-CPU two-socket fixture machine
 
 
 def _machine(root: Path, offline: str) -> None:
@@ -429,7 +431,10 @@ def build_node(spec: NodeSpec, dest: Path) -> None:
     """Write one fixture node's tree into ``dest`` (replaced whole)."""
     if dest.exists():
         shutil.rmtree(dest)
-    _machine(dest, spec.offline)
+    if spec.topology is None:
+        _machine(dest, spec.offline)
+    else:
+        tree_from_topology(dest, spec.topology)
     (dest / "etc").mkdir(parents=True)
     (dest / "etc/hostname").write_text(spec.hostname + "\n")
     kubelet_dir = dest / KUBELET
