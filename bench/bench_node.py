@@ -19,14 +19,6 @@ from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 
-from cpumanager.adapters.node_collect import (
-    CollectOptions,
-    collect_snapshot,
-    load_snapshot,
-    write_snapshot,
-)
-from cpumanager.formats.kubelet_config import KubeletConfig
-from cpumanager.presets import get_preset
 from tests.nodeview.fixture_nodes import (
     NodeSpec,
     PodSpec,
@@ -36,6 +28,15 @@ from tests.nodeview.fixture_nodes import (
     guaranteed,
     kubeadm_config,
 )
+
+from cpumanager.adapters.node_collect import (
+    CollectOptions,
+    collect_snapshot,
+    load_snapshot,
+    write_snapshot,
+)
+from cpumanager.formats.kubelet_config import KubeletConfig
+from cpumanager.presets import get_preset
 
 MACHINE = "2s4n32c2t"  # 2 sockets x 4 NUMA nodes x 32 cores x 2 threads = 512 CPUs
 PODS = 250
