@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from cpumanager.adapters._text import read_bounded_text, read_utf8_text, yaml_problem
+from cpumanager.adapters._text import read_bounded_text, yaml_problem
 from cpumanager.errors import ConfigError, InputError, KubeletConfigInvalidError
 from cpumanager.formats.kubelet_config import (
     ConfigSource,
@@ -75,7 +75,7 @@ def kubelet_config_from_text(text: str, *, source: str) -> KubeletConfig:
 
 def read_kubelet_config(path: Path) -> KubeletConfig:
     """Read, default and validate one KubeletConfiguration file."""
-    text = read_utf8_text(path, what="kubelet configuration", utf8_remedy="save it as YAML")
+    text = read_bounded_text(path, what="kubelet configuration", max_bytes=MAX_FILE_BYTES)
     return kubelet_config_from_text(text, source=str(path))
 
 
