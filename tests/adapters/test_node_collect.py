@@ -95,6 +95,16 @@ def test_gpu_node_devices_on_both_numa_nodes(short_dir: Path) -> None:
     assert allocatable is not None
     numa = {d.device_ids[0]: d.numa_nodes for d in allocatable.devices}
     assert numa == {"GPU-0": (0,), "GPU-1": (0,), "GPU-2": (1,), "GPU-3": (1,)}
+    # The device manager's checkpoint keeps each container's devices by NUMA node; the
+    # two trainers were aligned to different nodes (single-numa-node, GPUs on both).
+    devices = snap.checkpoints["kubelet_internal_checkpoint"].decoded
+    assert devices is not None
+    assert devices["checksumOk"] is True
+    entries = devices["content"]["Data"]["PodDeviceEntries"]  # type: ignore[index]
+    assert [sorted(e["DeviceIDs"]) for e in entries] == [["0"], ["1"]]
+    memory = snap.checkpoints["memory_manager_state"].decoded
+    assert memory is not None
+    assert memory["content"] == {"policyName": "None", "machineState": {}, "checksum": 4236770233}
 
 
 def test_offline_cpus_are_not_in_the_machine(short_dir: Path) -> None:

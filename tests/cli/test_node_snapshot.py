@@ -67,3 +67,11 @@ def test_node_group_lists_snapshot() -> None:
     result = run_main(["node", "--help"])
     assert result.exit_code == 0
     assert "snapshot" in result.output
+
+
+def test_notes_escape_control_characters(tmp_path: Path) -> None:
+    kubelet = tmp_path / "kube\x1b[31mlet"
+    result = run_main(["node", "snapshot", "--root", tmp_path, "--kubelet-root", kubelet])
+    assert result.exit_code == 0
+    assert "\x1b" not in result.stderr
+    assert "kube\\x1b[31mlet" in result.stderr

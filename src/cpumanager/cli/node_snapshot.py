@@ -14,6 +14,12 @@ import click
 __all__ = ["snapshot"]
 
 
+def _printable(text: str) -> str:
+    """Node-supplied text (paths, kubelet answers) with control characters escaped, so a
+    hostile file name cannot drive the terminal."""
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+
+
 @click.command()
 @click.option(
     "--root",
@@ -132,11 +138,12 @@ def snapshot(
     for source in taken.sources:
         if source.status != "ok":
             reason = f": {source.reason}" if source.reason else ""
-            text = f"cpumanager: note: {source.name} {source.status}{reason}"
-            click.echo(text.encode("ascii", "backslashreplace").decode("ascii"), err=True)
+            click.echo(
+                _printable(f"cpumanager: note: {source.name} {source.status}{reason}"), err=True
+            )
     if str(output) == "-":
         click.echo(snapshot_to_json(taken).decode("utf-8"), nl=False)
         return
     write_snapshot(taken, output)
     pods_count = "no pod list" if taken.pods is None else f"{len(taken.pods)} pods"
-    click.echo(f"cpumanager: wrote snapshot {output} ({pods_count})", err=True)
+    click.echo(_printable(f"cpumanager: wrote snapshot {output} ({pods_count})"), err=True)

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import socket
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -250,3 +255,40 @@ def test_negative_numa_id_in_an_answer_is_one_line() -> None:
     response.devices.add(resource_name="a/b", device_ids=["x"]).topology.nodes.add(ID=-1)
     with pytest.raises(PodResourcesError, match="negative"):
         wire.allocatable_from_message(response)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop to another user (nobody)")
+@pytest.mark.parametrize("reachable", [True, False], ids=["socket-0600", "directory-0700"])
+def test_permission_denied_as_another_user(reachable: bool) -> None:
+    where = Path(tempfile.mkdtemp(prefix="cpm", dir="/tmp"))
+    where.chmod(0o755 if reachable else 0o700)
+    path = where / "kubelet.sock"
+    server = serve(path, ANSWERS)
+    path.chmod(0o600)  # the kubelet's socket: root only
+    code = (
+        "import os, sys\n"
+        "from pathlib import Path\n"
+        "from cpumanager.adapters.podresources.client import collect_answers\n"
+        "from cpumanager.errors import PodResourcesError\n"
+        "os.setgid(65534); os.setuid(65534)  # nobody, after the imports\n"
+        "try:\n"
+        "    collect_answers(Path(sys.argv[1]))\n"
+        "except PodResourcesError as err:\n"
+        "    print(err.status, err.message)\n"
+    )
+    src = Path(__file__).resolve().parents[3] / "src"
+    try:
+        result = subprocess.run(
+            [sys.executable, "-c", code, str(path)],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(src)},
+            timeout=60,
+            check=False,
+        )
+    finally:
+        server.stop(None)
+        shutil.rmtree(where, ignore_errors=True)
+    assert result.returncode == 0, result.stderr
+    assert "permission denied" in result.stdout
+    assert "run as root" in result.stdout

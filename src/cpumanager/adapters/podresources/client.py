@@ -70,6 +70,9 @@ def check_socket(path: Path) -> None:
             "--kubelet-root its --root-dir?"
         )
         raise PodResourcesError(msg, status="missing") from err
+    except PermissionError as err:
+        msg = f"permission denied on {str(path)!r}; run as root (the socket is root-only)"
+        raise PodResourcesError(msg) from err
     except OSError as err:
         msg = f"cannot look at {str(path)!r}: {err.strerror or err}"
         raise PodResourcesError(msg) from err
