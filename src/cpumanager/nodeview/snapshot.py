@@ -31,7 +31,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from cpumanager.core.ids import ContainerID, ContainerName, PodUID
 from cpumanager.core.topology import CPUTopology
+from cpumanager.core.workload import Pod
 from cpumanager.errors import ConfigError, MachineError, SnapshotError, WorkloadError
 from cpumanager.formats.kubelet_config import KubeletConfig
 from cpumanager.formats.machine_format import topology_from_dict
@@ -41,7 +43,7 @@ from cpumanager.nodeview.podresources import (
     answers_from_dict,
     answers_to_dict,
 )
-from cpumanager.nodeview.pods import NodePod, node_pods_from_reduced
+from cpumanager.nodeview.pods import NodePod, node_pods_from_reduced, running_containers
 
 __all__ = [
     "CHECKPOINT_KINDS",
@@ -142,6 +144,16 @@ class NodeSnapshot:
             )
             raise ConfigError(msg)
         return KubeletConfig.from_mapping(self.config.values())
+
+    def active_pods(self) -> list[Pod]:
+        """The pods the kubelet counts as active (not Succeeded or Failed), in list order;
+        empty when the snapshot has no pod list."""
+        return [p.pod for p in self.pods or () if not p.terminal]
+
+    def running_containers(self) -> list[tuple[ContainerID, PodUID, ContainerName]]:
+        """The container map's entries from the pods' statuses, oldest instance first (for
+        ``Node.start(running_containers=...)``)."""
+        return running_containers(self.pods or ())
 
     def checkpoint_bytes(self, kind: str) -> bytes | None:
         """A checkpoint's exact bytes, None when the node had no such file."""
