@@ -172,3 +172,31 @@ def test_root_dir_flag() -> None:
     effective = assemble(flags=parse_kubelet_flags(["--root-dir=/data/kubelet"]))
     assert (effective.root_dir, effective.root_dir_origin) == ("/data/kubelet", "flag --root-dir")
     assert assemble().root_dir == "/var/lib/kubelet"
+
+
+def test_drop_in_nulls_patch_drop_ins_not_the_file() -> None:
+    effective = assemble(
+        file=FILE,
+        drop_ins=[
+            drop("10.conf", kubeReserved=None, topologyManagerPolicy="restricted"),
+            drop("20.conf", topologyManagerPolicy=None, systemReserved={"memory": "1Gi"}),
+        ],
+    )
+    config = effective.config
+    # the file's kubeReserved survives a drop-in's null (Go keys differ from v1beta1 keys)
+    assert dict(config.kube_reserved) == {"cpu": 1, "memory": 2**30}
+    assert effective.origins["kubeReserved"] == "file"
+    # ... while a later drop-in's null removes an earlier drop-in's value
+    assert config.topology_manager_policy == "none"
+    assert effective.origins["topologyManagerPolicy"] == "default"
+    assert effective.origins["systemReserved"] == "drop-in 20.conf"
+
+
+def test_drop_in_maps_add_to_the_default_eviction_signals() -> None:
+    effective = assemble(drop_ins=[drop("x.conf", evictionHard={"memory.available": "1Gi"})])
+    assert dict(effective.config.eviction_hard) == {
+        "memory.available": "1Gi",
+        "nodefs.available": "10%",
+        "nodefs.inodesFree": "5%",
+        "imagefs.available": "15%",
+    }

@@ -1,12 +1,13 @@
 """The effective configuration, assembled from its sources in the kubelet's order (pure).
 
 The kubelet (cmd/kubelet/app/server.go) loads ``--config`` with v1beta1 defaulting, merges
-each ``--config-dir`` drop-in over it as a JSON merge patch (RFC 7386: maps merge key by key,
-``null`` deletes, anything else replaces) in file-name order, then parses the command line
-again over the result, so flags win. Drop-ins and flags are not defaulted again: a zero
-they set stays zero. Feature gates from the flags are merged with the file's (the flag
-wins per gate); every other map flag replaces the file's map. A ``/configz`` answer is the
-running kubelet's configuration, already assembled, so it stands alone.
+the ``--config-dir`` drop-ins over it in file-name order (JSON merge patches, then a JSON
+round trip: see ``_apply_drop_ins``; maps merge key by key, anything else replaces), then
+parses the command line again over the result, so flags win. Drop-ins and flags are not
+defaulted again: a zero they set stays zero. Feature gates from the flags are merged with
+the file's (the flag wins per gate); every other map flag replaces the file's map. A
+``/configz`` answer is the running kubelet's configuration, already assembled, so it
+stands alone.
 
 Each field's origin is recorded: ``default``, ``file``, ``drop-in NAME``, ``flag --NAME`` or
 ``configz``.
@@ -107,14 +108,8 @@ def assemble(
         sources.append(f"file {file.name}")
     raw, defaulted = apply_defaults(base)
     origins = {name: "default" if name in defaulted else "file" for name in raw}
-    for drop_in in drop_ins:
-        body = dict(_checked(drop_in))
-        body.pop("kind", None)
-        body.pop("apiVersion", None)
-        merged = merge_patch(raw, body)
-        raw = dict(merged) if isinstance(merged, Mapping) else {}
-        origins.update(dict.fromkeys(body, f"drop-in {drop_in.name}"))
-        sources.append(f"drop-in {drop_in.name}")
+    raw = _apply_drop_ins(raw, drop_ins, origins)
+    sources += [f"drop-in {drop_in.name}" for drop_in in drop_ins]
     for name, value in flags.fields.items():
         flag = flags.flag_names.get(name, "flag")
         if name == "featureGates" and isinstance(value, Mapping):
@@ -138,6 +133,41 @@ def assemble(
         root_dir_origin="flag --root-dir" if flags.root_dir else "default",
         sources=tuple(sources),
     )
+
+
+def _apply_drop_ins(
+    raw: dict[str, object], drop_ins: Sequence[ConfigSource], origins: dict[str, str]
+) -> dict[str, object]:
+    """The drop-ins over the defaulted file, as the kubelet's JSON round trip does it.
+
+    The kubelet merge-patches the drop-ins (v1beta1 names) onto the JSON of its internal
+    type, whose keys are Go field names, then unmarshals the result into the loaded
+    configuration. So the drop-ins patch one another (a later ``null`` removes an earlier
+    drop-in's value), and their sum lands on the file's values as Go's json.Unmarshal
+    does: a map adds and overrides entries (``evictionHard`` keeps the default signals),
+    a list or scalar replaces, and nothing the file set can be removed.
+    """
+    patch: object = {}
+    patch_origins: dict[str, str] = {}
+    for drop_in in drop_ins:
+        body = dict(_checked(drop_in))
+        body.pop("kind", None)
+        body.pop("apiVersion", None)
+        patch = merge_patch(patch, body)
+        for name, value in body.items():
+            if value is None:
+                patch_origins.pop(name, None)
+            else:
+                patch_origins[name] = f"drop-in {drop_in.name}"
+    out = dict(raw)
+    for name, value in patch.items() if isinstance(patch, Mapping) else ():
+        earlier = out.get(name)
+        if isinstance(value, Mapping) and isinstance(earlier, Mapping):
+            out[name] = {**earlier, **value}
+        else:
+            out[name] = value
+    origins.update(patch_origins)
+    return out
 
 
 def _checked(source: ConfigSource) -> Mapping[str, object]:
