@@ -26,7 +26,7 @@ from cpumanager.adapters.memory_store import InMemoryStore
 from cpumanager.adapters.runtimes.affinity import AffinityRuntime, process_start_time
 from cpumanager.adapters.runtimes.cgroupv2 import CgroupV2Runtime
 from cpumanager.adapters.sysfs import SysfsReader
-from cpumanager.adapters.workloads import read_workloads
+from cpumanager.adapters.workloads import TargetCheck, read_workloads
 from cpumanager.agent.daemon import Daemon, StateDirLock
 from cpumanager.agent.loop import AgentLoop, EventBuffer, FanOut, PinningRuntime
 from cpumanager.agent.owners import run_owner_alive
@@ -176,6 +176,7 @@ def build_agent(
     period = config.period()
     topology = config.machine()
     pinning = runtime or build_runtime(config.runtime, cgroup_root=config.cgroup_root)
+    refuse: TargetCheck | None = getattr(pinning, "target_refusal", None)
     lock = StateDirLock(config.state_dir).acquire()
     try:
         metrics = PrometheusObserver(numa_of_cpu=lambda cpu: topology.info(cpu).numa)
@@ -189,7 +190,7 @@ def build_agent(
         loop = AgentLoop(
             node=node,
             events=events,
-            workloads=lambda: read_workloads(workloads_dir),
+            workloads=lambda: read_workloads(workloads_dir, refuse=refuse),
             runtime=pinning,
             run_owner_alive=_alive,
         )

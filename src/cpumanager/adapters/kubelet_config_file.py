@@ -19,7 +19,7 @@ from pathlib import Path
 
 import yaml
 
-from cpumanager.adapters._text import read_bounded_text, yaml_problem
+from cpumanager.adapters._text import load_yaml_documents, read_bounded_text
 from cpumanager.errors import ConfigError, InputError, KubeletConfigInvalidError
 from cpumanager.formats.kubelet_config import (
     ConfigSource,
@@ -53,12 +53,14 @@ _MAX_DEPTH = 8
 
 
 def _load_yaml(text: str, *, source: str) -> object:
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        msg = f"{source}: not valid YAML or JSON{yaml_problem(err)}; fix the file"
-        raise ConfigError(msg) from err
-    return {} if data is None else data
+    # Depth-checked before composing; the pure loader keeps PyYAML's error positions.
+    docs = load_yaml_documents(
+        text, source=source, error=ConfigError, remedy="fix the file", loader=yaml.SafeLoader
+    )
+    if len(docs) > 1:
+        msg = f"{source}: holds {len(docs)} YAML documents; give one KubeletConfiguration"
+        raise ConfigError(msg)
+    return {} if not docs or docs[0] is None else docs[0]
 
 
 def kubelet_config_from_text(text: str, *, source: str) -> KubeletConfig:

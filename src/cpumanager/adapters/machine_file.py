@@ -12,6 +12,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from cpumanager.adapters._text import (
+    MAX_MACHINE_BYTES,
+    decode_utf8,
+    load_yaml_documents,
+    read_bounded_bytes,
+)
 from cpumanager.core.topology import CPUTopology
 from cpumanager.errors import MachineError
 from cpumanager.formats.machine_format import topology_from_dict, topology_to_dict
@@ -27,19 +33,18 @@ def load_machine_text(text: str, *, source: str, yaml_first: bool = True) -> CPU
     """Parse machine-file text (YAML or JSON) named ``source`` in messages."""
     data: Any
     if yaml_first:
-        import yaml
-
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as err:
-            detail = str(err).replace("\n", " ")
-            msg = f"machine file {source!r} is not valid YAML ({detail}); fix or re-save it"
-            raise MachineError(msg) from err
+        docs = load_yaml_documents(
+            text, source=f"machine file {source!r}", error=MachineError, remedy="fix or re-save it"
+        )
+        data = docs[0] if len(docs) == 1 else docs
     else:
         try:
             data = json.loads(text)
         except ValueError as err:
             msg = f"machine file {source!r} is not valid JSON ({err}); fix or re-save it"
+            raise MachineError(msg) from err
+        except RecursionError as err:
+            msg = f"machine file {source!r} is nested too deeply to read; fix or re-save it"
             raise MachineError(msg) from err
     if not isinstance(data, dict):
         msg = (
@@ -59,15 +64,15 @@ def load_machine_text(text: str, *, source: str, yaml_first: bool = True) -> CPU
 
 def read_machine_file(path: Path) -> CPUTopology:
     """Load a machine file; unreadable, malformed or inconsistent files raise MachineError."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as err:
+    if not path.exists() and not path.is_symlink():
         msg = f"machine file {str(path)!r} does not exist; give a preset name or a file path"
-        raise MachineError(msg) from err
-    except (OSError, UnicodeDecodeError) as err:
-        reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
-        msg = f"cannot read machine file {str(path)!r}: {reason}"
-        raise MachineError(msg) from err
+        raise MachineError(msg)
+    data, _info = read_bounded_bytes(
+        path, what="machine file", max_bytes=MAX_MACHINE_BYTES, error=MachineError
+    )
+    text = decode_utf8(
+        data, what="machine file", source=str(path), remedy="re-save it", error=MachineError
+    )
     return load_machine_text(text, source=str(path), yaml_first=path.suffix.lower() != ".json")
 
 

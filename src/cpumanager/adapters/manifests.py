@@ -12,14 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-import yaml
-
-from cpumanager.adapters._text import (
-    YAML_LOADER,
-    manifest_files_in,
-    read_utf8_text,
-    yaml_problem,
-)
+from cpumanager.adapters._text import load_yaml_documents, manifest_files_in, read_utf8_text
 from cpumanager.core.workload import Pod
 from cpumanager.errors import InputError, WorkloadError
 from cpumanager.formats.manifest import pods_from_documents
@@ -67,21 +60,11 @@ def load_pods(paths: Iterable[Path]) -> list[Pod]:
 
 
 def _read(path: Path) -> str:
-    return read_utf8_text(
-        path,
-        what="manifest file",
-        utf8_remedy="save it as UTF-8 YAML or JSON",
-        unreadable_remedy="check it",
-        directory_remedy="pass it to load_pods or name a file",
-    )
+    return read_utf8_text(path, what="manifest file", utf8_remedy="save it as UTF-8 YAML or JSON")
 
 
 def _documents(text: str, source: str) -> list[object]:
-    try:
-        return list(yaml.load_all(text, Loader=YAML_LOADER))
-    except yaml.YAMLError as err:
-        msg = f"{source}: not valid YAML or JSON{yaml_problem(err)}; fix the manifest"
-        raise WorkloadError(msg) from err
+    return load_yaml_documents(text, source=source, error=WorkloadError, remedy="fix the manifest")
 
 
 def _pods(docs: list[object], source: str) -> list[Pod]:

@@ -17,6 +17,7 @@ keep, so kept entries are represented by placeholder pods built from the checkpo
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from cpumanager.core.ids import ContainerName, PodUID
@@ -35,6 +36,9 @@ __all__ = [
 
 RUN_UID_PREFIX = "cpumanager-run."
 RUN_CONTAINER = ContainerName("main")
+# ASCII digits only, bounded: stored ids are read by every run and agent, so parsing one
+# must never fail ('²'.isdigit() is true, int('²') raises).
+_RUN_UID = re.compile(re.escape(RUN_UID_PREFIX) + r"([0-9]{1,10})\.([0-9]{1,20})")
 
 
 def run_pod_uid(pid: int, started: float) -> PodUID:
@@ -48,13 +52,14 @@ def is_run_uid(uid: str) -> bool:
 
 
 def parse_run_uid(uid: str) -> tuple[int, int] | None:
-    """(pid, start time in centiseconds) of a run pod uid; None for any other uid."""
-    if not uid.startswith(RUN_UID_PREFIX):
+    """(pid, start time in centiseconds) of a run pod uid; None for any other uid.
+
+    Total: any string gives an answer, never an exception.
+    """
+    match = _RUN_UID.fullmatch(uid)
+    if match is None:
         return None
-    pid_text, _, started_text = uid.removeprefix(RUN_UID_PREFIX).partition(".")
-    if not (pid_text.isdigit() and started_text.isdigit()):
-        return None
-    return int(pid_text), int(started_text)
+    return int(match[1]), int(match[2])
 
 
 def run_owner_alive(uid: str, start_time: Callable[[int], float | None]) -> bool:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Literal, NoReturn
 
 from cpumanager.checkpoint import fast, gojson
-from cpumanager.checkpoint.checksum import checksum_of, verifies
+from cpumanager.checkpoint.checksum import checksum_of
 from cpumanager.checkpoint.cpulist import MAX_CPU_ID, CPUListError, parse_cpu_list
 from cpumanager.checkpoint.gojson import JSONNumber, JSONObject, JSONValue, encode_string
 from cpumanager.checkpoint.model import CheckpointV1, CheckpointV2, FormatName
@@ -60,6 +60,8 @@ _ENTRY_TYPE: dict[FormatName, str] = {
 }
 _UINT64_MAX = (1 << 64) - 1
 _DIGITS = re.compile(r"[0-9]+")
+_UINT64_DIGITS = 20
+_MAX_SHOWN_DIGITS = 40
 
 AttemptKind = Literal["ok", "syntax", "type", "corrupt"]
 
@@ -103,7 +105,10 @@ def _kind(value: JSONValue) -> str:
 def _type_error(fmt: FormatName, field: str, value: JSONValue, go_type: str) -> NoReturn:
     what = _kind(value)
     if isinstance(value, JSONNumber) and go_type == "checksum.Checksum":
-        what = f"number {value.text}"
+        text = value.text
+        if len(text) > _MAX_SHOWN_DIGITS:  # Go quotes the whole number; keep it one short line
+            text = f"{text[:_MAX_SHOWN_DIGITS]}... ({len(value.text)} characters)"
+        what = f"number {text}"
     message = (
         f"json: cannot unmarshal {what} into Go struct field "
         f"{_STRUCT_NAME[fmt]}.{field} of type {go_type}"
@@ -122,8 +127,11 @@ def _string_field(fmt: FormatName, name: str, value: JSONValue, current: str) ->
 def _checksum_field(fmt: FormatName, value: JSONValue, current: int) -> int:
     if value is None:
         return current
-    if isinstance(value, JSONNumber) and _DIGITS.fullmatch(value.text):
-        number = int(value.text)
+    # At most 20 digits fit a uint64; checking the length first keeps int() from refusing
+    # (Python limits int() to 4,300 digits) or spending time on a 100,000-digit number.
+    text = value.text if isinstance(value, JSONNumber) else ""
+    if len(text) <= _UINT64_DIGITS and _DIGITS.fullmatch(text):
+        number = int(text)
         if number <= _UINT64_MAX:
             return number
     _type_error(fmt, "checksum", value, "checksum.Checksum")
@@ -198,8 +206,8 @@ def _attempt_tree(tree: JSONValue, fmt: FormatName) -> Attempt:
         checkpoint = _unmarshal(tree, fmt)
     except _TypeError as err:
         return Attempt(fmt, "type", None, str(err))
-    computed = checksum_of(checkpoint)
-    if not verifies(checkpoint):
+    computed = checksum_of(checkpoint)  # once per attempt: it walks the whole content
+    if checkpoint.checksum not in (0, computed):
         return Attempt(
             fmt, "corrupt", checkpoint, "checkpoint is corrupted", checkpoint.checksum, computed
         )
@@ -225,6 +233,16 @@ def _attempts(data: bytes, order: DecodeOrder) -> tuple[Attempt, Attempt]:
     first: FormatName = "v1" if order == "v1-first" else "v2"
     second: FormatName = "v2" if order == "v1-first" else "v1"
     return _attempt_tree(tree, first), _attempt_tree(tree, second)
+
+
+def _decode_tree(tree: JSONValue, order: DecodeOrder) -> tuple[Attempt, Attempt | None]:
+    """The first attempt, and the second only when the first fails (one checksum pass)."""
+    first: FormatName = "v1" if order == "v1-first" else "v2"
+    second: FormatName = "v2" if order == "v1-first" else "v1"
+    result = _attempt_tree(tree, first)
+    if result.ok:
+        return result, None
+    return result, _attempt_tree(tree, second)
 
 
 def _raise_for(result: Attempt, source: str, other: Attempt | None = None) -> None:
@@ -260,11 +278,20 @@ def decode(
     fail the V1 error is raised. Files without entries verify as both only when their
     checksum is 0; the order then decides the format.
     """
-    first, second = _attempts(data, order)
-    for result in (first, second):
-        if result.ok:
-            assert result.checkpoint is not None
-            return result.checkpoint
+    try:
+        tree = gojson.parse(data)
+    except gojson.GoJSONSyntaxError as err:
+        first = Attempt("v1", "syntax", None, err.message)
+        second: Attempt | None = Attempt("v2", "syntax", None, err.message)
+    else:
+        first, second = _decode_tree(tree, order)
+    if first.ok:
+        assert first.checkpoint is not None
+        return first.checkpoint
+    assert second is not None
+    if second.ok:
+        assert second.checkpoint is not None
+        return second.checkpoint
     _raise_for(second, source, first)
     raise AssertionError  # pragma: no cover - _raise_for always raises
 

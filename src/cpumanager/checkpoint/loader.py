@@ -20,7 +20,7 @@ from cpumanager.checkpoint.migrate import v1_to_v2
 from cpumanager.checkpoint.model import CheckpointV1, CheckpointV2
 from cpumanager.core.containermap import ContainerMap
 from cpumanager.core.cpuset import CPUSet
-from cpumanager.core.ids import ContainerID, ContainerName, PodUID
+from cpumanager.core.ids import ContainerID, ContainerName, PodUID, pod_uid_problem
 from cpumanager.core.restore import check_policy_name, validation_problems
 from cpumanager.core.state import StateSnapshot
 from cpumanager.errors import StateValidationError
@@ -117,6 +117,25 @@ def _parse_all(checkpoint: CheckpointV2) -> tuple[StateSnapshot | None, list[str
     return StateSnapshot(checkpoint.policy_name, default, assignments), []  # type: ignore[arg-type]
 
 
+def _foreign_uid_notes(snapshot: StateSnapshot) -> list[str]:
+    """Entries whose pod uid no manifest may carry (cpumanager refuses such uids on input).
+
+    The kubelet keeps them; cpumanager's agent releases them as stale and ``run`` leaves
+    them alone, so they are worth a look but do not fail the verdict.
+    """
+    notes = []
+    for uid in sorted(snapshot.assignments):
+        if uid == V1_PSEUDO_POD:
+            continue
+        problem = pod_uid_problem(uid)
+        if problem is not None:
+            notes.append(
+                f"pod {go_quote(uid[:140])}: {problem}; cpumanager never writes such a uid, so "
+                "this entry did not come from its run or agent: an agent releases it as stale"
+            )
+    return notes
+
+
 def diagnose(
     data: bytes,
     *,
@@ -172,6 +191,8 @@ def diagnose(
     if v2 is not None:
         snapshot, problems = _parse_all(v2)
         reasons.extend(problems)
+    if snapshot is not None:
+        notes.extend(_foreign_uid_notes(snapshot))
     if snapshot is not None and all_cpus is not None:
         if (configured_policy or policy) == "static":
             reasons.extend(

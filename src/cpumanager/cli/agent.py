@@ -42,10 +42,19 @@ def _config(
     )
 
 
+def _nonempty_dir(ctx: click.Context, param: click.Parameter, value: str) -> Path:
+    # Path("") is Path("."): an empty value would silently mean the current directory.
+    if not value.strip():
+        msg = "must name a directory, e.g. /var/lib/cpumanager (an empty value is refused)"
+        raise click.BadParameter(msg)
+    return Path(value)
+
+
 _state_dir = click.option(
     "--state-dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=Path("/var/lib/cpumanager"),
+    type=click.Path(file_okay=False),
+    callback=_nonempty_dir,
+    default="/var/lib/cpumanager",
     show_default=True,
     help="Where the checkpoint (kubelet format) and the lock live.",
 )

@@ -46,13 +46,13 @@ def _batch_option(func: F) -> F:
     )(func)
 
 
-def _run(kind: Kind, session: ComputeSession, lines: Iterable[str]) -> None:
+def _run(kind: Kind, session: ComputeSession, lines: Iterable[bytes]) -> None:
     """Answer every non-blank line; exit 1 at the end if any line was bad input."""
     bad = False
     for line in lines:
         if not line.strip():
             continue
-        answer = session.answer_line(kind, line)
+        answer = session.answer_bytes(kind, line)
         bad = bad or answer.input_error
         emit_json(answer.body)
     if bad:
@@ -65,8 +65,9 @@ def _finish(answer: Answer) -> None:
         raise SystemExit(1)
 
 
-def _stdin() -> Iterable[str]:
-    return click.get_text_stream("stdin")
+def _stdin() -> Iterable[bytes]:
+    """Raw lines: each is decoded on its own, so one bad byte costs only its line."""
+    return click.get_binary_stream("stdin")
 
 
 def _require(values: Mapping[str, object]) -> None:

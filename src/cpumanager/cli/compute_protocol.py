@@ -482,6 +482,18 @@ class ComputeSession:
             return Answer({**_error_body(err), **echo})
         return Answer({**body, **echo})
 
+    def answer_bytes(self, kind: Kind, raw: bytes) -> Answer:
+        """Answer one line of stdin bytes; bytes that are not UTF-8 get an error answer."""
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            msg = (
+                f"the line is not UTF-8 text (byte {err.start} is {raw[err.start]:#04x}); "
+                "write one JSON object per line in UTF-8"
+            )
+            return Answer(_error_body(InputError(msg)), input_error=True)
+        return self.answer_line(kind, line)
+
     def answer_line(self, kind: Kind, line: str) -> Answer:
         """Answer one line of text holding a JSON request."""
         try:

@@ -38,7 +38,7 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import NoReturn
 
-from cpumanager.core.ids import ContainerName, PodUID
+from cpumanager.core.ids import ContainerName, PodUID, pod_uid_problem
 from cpumanager.core.quantity import parse_quantity
 from cpumanager.core.workload import (
     Container,
@@ -129,10 +129,19 @@ def _pod(body: Mapping[str, object], prefix: str) -> Pod:
     uid = _optional_str(meta, "uid", f"{prefix}metadata.uid")
     if not name and not uid:
         _fail(f"{prefix}metadata.name", "a Pod needs metadata.name (or metadata.uid)")
-    if name and not _POD_NAME.match(name):
+    uid_problem = pod_uid_problem(uid) if uid else None
+    if uid_problem is not None:
+        _fail(f"{prefix}metadata.uid", f"{uid[:140]!r} is refused: {uid_problem}")
+    if namespace and (len(namespace) > 63 or not _NAME.fullmatch(namespace)):
+        _fail(
+            f"{prefix}metadata.namespace",
+            f"{namespace[:100]!r} is not a valid namespace; use at most 63 lower-case letters, "
+            "digits and '-'",
+        )
+    if name and (len(name) > 253 or not _POD_NAME.fullmatch(name)):
         _fail(
             f"{prefix}metadata.name",
-            f"{name!r} is not a valid name; use lower-case letters, digits, '-' and '.'",
+            f"{name[:300]!r} is not a valid name; use lower-case letters, digits, '-' and '.'",
         )
     spec = _mapping(body.get("spec"), f"{prefix}spec")
     apps = _containers(spec, "containers", prefix, required=True)
@@ -215,8 +224,11 @@ def _container(raw: object, path: str, *, init: bool) -> Container:
     name = _optional_str(body, "name", f"{path}.name")
     if not name:
         _fail(f"{path}.name", "every container needs a name")
-    if not _NAME.match(name):
-        _fail(f"{path}.name", f"{name!r} is not a valid name; use lower-case letters, digits, '-'")
+    if len(name) > 63 or not _NAME.fullmatch(name):
+        _fail(
+            f"{path}.name",
+            f"{name[:100]!r} is not a valid name; use at most 63 lower-case letters, digits, '-'",
+        )
     kind = ContainerKind.INIT if init else ContainerKind.APP
     policy = body.get("restartPolicy")
     if init and policy is not None:
@@ -247,7 +259,7 @@ def _resource_list(raw: object, path: str) -> dict[str, Fraction]:
     body = _mapping(raw, path)
     out: dict[str, Fraction] = {}
     for resource, value in body.items():
-        if not _RESOURCE_NAME.match(resource):
+        if not _RESOURCE_NAME.fullmatch(resource):
             _fail(path, f"{resource!r} is not a valid resource name")
         field = f"{path}.{resource}"
         if value is None:  # JSON null decodes to a zero Quantity, as the API server stores it

@@ -30,6 +30,7 @@ from cpumanager.errors import MachineError
 from cpumanager.presets.kubelet_machines import KUBELET_MACHINES
 
 __all__ = [
+    "MAX_SHAPE_CPUS",
     "GIB",
     "Preset",
     "declared_topology",
@@ -200,6 +201,8 @@ def synthetic(
     return CPUTopology(records, numa_nodes=nodes, name=label)
 
 
+# Every shape is built in memory: a typo such as 1s1n1000000c1t would cost gigabytes.
+MAX_SHAPE_CPUS = 65536
 _SHAPE = re.compile(r"(\d+)s/?(\d+)n/?(\d+)c/?(\d+)t(?:/?(\d+)l)?")
 
 
@@ -209,6 +212,15 @@ def parse_shape(text: str) -> CPUTopology | None:
     if match is None:
         return None
     sockets, numa, cores, threads, l3 = match.groups()
+    total = 1
+    for part in (sockets, numa, cores, threads):
+        total *= int(part) if len(part) <= 6 else MAX_SHAPE_CPUS + 1
+    if total > MAX_SHAPE_CPUS:
+        msg = (
+            f"shape {text.strip()[:60]!r} describes more than {MAX_SHAPE_CPUS} CPUs, the limit "
+            "for shapes; describe bigger machines in a machine file"
+        )
+        raise MachineError(msg)
     return synthetic(
         sockets=int(sockets),
         numa_per_socket=int(numa),

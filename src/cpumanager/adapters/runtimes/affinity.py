@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 from dataclasses import dataclass
 
 import psutil
@@ -29,11 +30,14 @@ __all__ = [
     "AffinityRuntime",
     "parse_pid_id",
     "pid_container_id",
+    "is_kernel_thread",
     "process_start_time",
 ]
 
 PID_SCHEME = "pid://"
 _MAX_PASSES = 4
+_PID = re.compile(r"[0-9]{1,10}")
+_PF_KTHREAD = 0x00200000  # task flag of kernel threads (include/linux/sched.h)
 
 
 def pid_container_id(pid: int) -> ContainerID:
@@ -42,9 +46,9 @@ def pid_container_id(pid: int) -> ContainerID:
 
 
 def parse_pid_id(container_id: str) -> int:
-    """The pid in ``pid://<pid>``; RuntimeApplyError for anything else."""
+    """The pid in ``pid://<pid>``; RuntimeApplyError for anything else (never ValueError)."""
     text = container_id.removeprefix(PID_SCHEME)
-    if text == container_id or not text.isdigit() or int(text) <= 0:
+    if text == container_id or _PID.fullmatch(text) is None or int(text) <= 0:
         msg = (
             f"container id {container_id!r} is not a process; the affinity runtime pins "
             "'pid://<pid>' ids (annotate the workload with cpumanager.io/pid)"
@@ -68,6 +72,20 @@ def _why(err: OSError) -> str:
             "cgroup); give CPUs the process may use"
         )
     return err.strerror or str(err)
+
+
+def is_kernel_thread(pid: int, *, proc: str = "/proc") -> bool:
+    """Whether ``pid`` is a kernel thread (PF_KTHREAD in ``/proc/<pid>/stat``'s flags)."""
+    try:
+        with open(f"{proc}/{pid}/stat", "rb") as handle:
+            text = handle.read(4096)
+    except OSError:
+        return False
+    fields = text[text.rfind(b")") + 2 :].split()
+    try:
+        return bool(int(fields[6]) & _PF_KTHREAD)
+    except (IndexError, ValueError):
+        return False
 
 
 def process_start_time(pid: int) -> float | None:
@@ -178,6 +196,37 @@ class AffinityRuntime:
         except RuntimeApplyError:
             return False
         return True
+
+    def target_refusal(self, container_id: ContainerID, owner_uid: int) -> str | None:
+        """Why a manifest owned by ``owner_uid`` may not pin this process (None: it may).
+
+        Never PID 1 nor a kernel thread; a manifest not owned by root only pins processes
+        whose real, effective and saved uids are all its owner's (a setuid program is not
+        its owner's to pin).
+        """
+        try:
+            pid = parse_pid_id(container_id)
+        except RuntimeApplyError as err:
+            return err.message
+        if pid == 1:
+            return "PID 1 (init) is never pinned from a manifest"
+        if is_kernel_thread(pid):
+            return f"process {pid} is a kernel thread; kernel threads are never pinned"
+        if owner_uid == 0:
+            return None
+        try:
+            uids = psutil.Process(pid).uids()
+        except psutil.NoSuchProcess:
+            return None  # not alive: it waits, and is checked again when it shows up
+        except psutil.Error as err:
+            return f"cannot tell who runs process {pid}: {err}"
+        if any(uid != owner_uid for uid in uids):
+            return (
+                f"process {pid} runs as uid {uids.real} (effective {uids.effective}) but the "
+                f"manifest belongs to uid {owner_uid}; a manifest may only pin its owner's "
+                "processes (root's may pin any)"
+            )
+        return None
 
     def saved(self) -> dict[ContainerID, CPUSet]:
         """The original affinity of every process pinned so far."""
