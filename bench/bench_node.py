@@ -19,15 +19,8 @@ from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 
-from tests.nodeview.fixture_nodes import (
-    NodeSpec,
-    PodSpec,
-    build_node,
-    burstable,
-    fixture_kubelet,
-    guaranteed,
-    kubeadm_config,
-)
+from tests.nodeview.fixture_content import PodSpec, burstable, guaranteed, kubeadm_config
+from tests.nodeview.fixture_nodes import NodeSpec, build_node, fixture_kubelet
 
 from cpumanager.adapters.node_collect import (
     CollectOptions,
