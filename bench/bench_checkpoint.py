@@ -1,4 +1,4 @@
-"""Checkpoint codec and durable-store speed (issue 3).
+"""Checkpoint codec and durable-store speed (issues 3 and 13).
 
 Rows: states of 10, 100 and 1,000 containers (5 per pod, 2 CPUs each, on a machine with
 enough CPUs). Prints the kubelet's figure (``kubelet_figures.json``) and microseconds per
@@ -7,6 +7,12 @@ kubelet's restore: V1 attempt, V2 attempt, checksum, CPU lists), warm and with t
 caches emptied before each call (cold),
 the file size, and durable commits per second (temp file, fsync, rename, directory fsync)
 through ``CheckpointStore.save`` in a temp directory on the disk given by ``--dir``.
+
+The same two figures for ``memory_manager_state`` (10/100/1,000 containers with one memory
+and one hugepages block each, on 8 NUMA nodes) and ``kubelet_internal_checkpoint``
+(10/100/1,000 entries of two devices and a 120-byte AllocResp): encode+checksum is
+``with_fresh_checksum`` + ``json.Marshal``; decode+verify is the kubelet's read (V2, with
+the checksum) through ``decode_any``, which also detects the kind.
 
     python bench/bench_checkpoint.py [--dir DIR] [--commits N]
 """
@@ -22,7 +28,8 @@ from kubelet import best_call_us, figures, load_note
 
 from cpumanager.adapters.checkpoint_store import CheckpointStore
 from cpumanager.adapters.filestore import write_atomic
-from cpumanager.checkpoint import codec, fast
+from cpumanager.checkpoint import codec, device, fast, memory
+from cpumanager.checkpoint.kinds import decode_any
 from cpumanager.checkpoint.loader import restore_state
 from cpumanager.core.containermap import ContainerMap
 from cpumanager.core.cpuset import CPUSet
@@ -39,6 +46,43 @@ def make_state(containers: int) -> StateSnapshot:
         )
     default = CPUSet.range(0, 8) | CPUSet.range(2 * containers + 8, 2 * containers + 16)
     return StateSnapshot("static", default, assignments)
+
+
+GIB = 1 << 30
+
+
+def make_memory(containers: int) -> memory.MemoryManagerCheckpoint:
+    machine: dict[int, memory.NUMANodeState | None] = {}
+    for node in range(8):
+        tables: dict[str, memory.MemoryTable | None] = {
+            "memory": memory.MemoryTable(64 * GIB, GIB, 61 * GIB, 0, 61 * GIB),
+            "hugepages-2Mi": memory.MemoryTable(4 * GIB, 0, 4 * GIB, 0, 4 * GIB),
+        }
+        machine[node] = memory.NUMANodeState(containers // 8, tables, (node,))
+    entries: dict[str, dict[str, tuple[memory.Block, ...] | None] | None] = {}
+    for index in range(containers):
+        pod = f"0f1e2d3c-4b5a-6978-8796-{index // 5:012d}"
+        blocks = (
+            memory.Block((index % 8,), "memory", GIB),
+            memory.Block((index % 8,), "hugepages-2Mi", 2 << 20),
+        )
+        entries.setdefault(pod, {})[f"container-{index % 5}"] = blocks  # type: ignore[index]
+    return memory.MemoryManagerCheckpoint("Static", machine, entries)
+
+
+def make_devices(entries: int) -> device.DeviceManagerCheckpoint:
+    rows = tuple(
+        device.PodDevicesEntry(
+            f"0f1e2d3c-4b5a-6978-8796-{index // 5:012d}",
+            f"container-{index % 5}",
+            "vendor.com/gpu",
+            {index % 2: (f"GPU-{2 * index:08d}", f"GPU-{2 * index + 1:08d}")},
+            b"\x0a\x1e\x0a\x14VENDOR_VISIBLE_DEVS\x12\x06GPU-00" + bytes(88),
+        )
+        for index in range(entries)
+    )
+    registered = {"vendor.com/gpu": tuple(f"GPU-{i:08d}" for i in range(2 * entries))}
+    return device.DeviceManagerCheckpoint(device.DeviceCheckpointData(rows, registered))
 
 
 def main() -> None:
@@ -72,6 +116,20 @@ def main() -> None:
         )
     print(f"kubelet figures: {figures()['source']}; {load_note()}")
 
+    for title, make, encode_fn in (
+        ("memory_manager_state", make_memory, _encode_memory),
+        ("kubelet_internal_checkpoint", make_devices, _encode_devices),
+    ):
+        print(f"\n{title}")
+        print(f"{'entries':>10} {'bytes':>8} {'encode+checksum us':>19} {'decode+verify us':>17}")
+        for size in (10, 100, 1000):
+            value = make(size)
+            data = encode_fn(value)
+            assert decode_any(data)[0] in ("memory", "device")
+            encode = best_call_us(lambda v=value, f=encode_fn: f(v))
+            decode = best_call_us(lambda d=data: decode_any(d))
+            print(f"{size:>10} {len(data):>8} {encode:>19.1f} {decode:>17.1f}")
+
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         directory = Path(tmp)
         for label, keep in (("store.save (with last-good link)", True), ("store.save", False)):
@@ -92,6 +150,16 @@ def main() -> None:
         elapsed = time.perf_counter() - start
         print(f"write_atomic alone: {args.commits / elapsed:.0f} commits/s")
         print(f"disk: {directory}")
+
+
+def _encode_memory(value: object) -> bytes:
+    assert isinstance(value, memory.MemoryManagerCheckpoint)
+    return memory.encode_memory(memory.with_fresh_checksum(value))
+
+
+def _encode_devices(value: object) -> bytes:
+    assert isinstance(value, device.DeviceManagerCheckpoint)
+    return device.encode_device(device.with_fresh_checksum(value))
 
 
 if __name__ == "__main__":

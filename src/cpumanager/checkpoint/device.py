@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import ClassVar, Literal
 
-from cpumanager.checkpoint import gojson
+from cpumanager.checkpoint import fastjson, gojson
 from cpumanager.checkpoint.checksum import fnv1a_32
 from cpumanager.checkpoint.gotypes import (
     GoBytes,
@@ -294,7 +294,7 @@ def attempt_tree(tree: gojson.JSONValue, fmt: DeviceFormat) -> DeviceAttempt:
 def attempts_device(data: bytes) -> tuple[DeviceAttempt, DeviceAttempt]:
     """Both formats, V2 first (the kubelet's order); never raises."""
     try:
-        tree = gojson.parse(data)
+        tree = fastjson.parse(data)
     except gojson.GoJSONSyntaxError as err:
         return (
             DeviceAttempt("v2", "syntax", None, err.message),
@@ -303,8 +303,16 @@ def attempts_device(data: bytes) -> tuple[DeviceAttempt, DeviceAttempt]:
     return attempt_tree(tree, "v2"), attempt_tree(tree, "v1")
 
 
-def attempt_device(data: bytes, *, order: DeviceOrder = "v2-then-v1") -> DeviceAttempt:
+def attempt_device(
+    data: bytes, *, order: DeviceOrder = "v2-then-v1", tree: gojson.JSONValue | None = None
+) -> DeviceAttempt:
     """The kubelet's ``readCheckpoint``: V2, then (v1.20 .. v1.29) V1; V2's error when both fail."""
+    if tree is not None:
+        v2 = attempt_tree(tree, "v2")
+        if v2.ok or order == "v2-only":
+            return v2
+        v1 = attempt_tree(tree, "v1")
+        return v1 if v1.ok else v2
     v2, v1 = attempts_device(data)
     if v2.ok or order == "v2-only":
         return v2
@@ -312,10 +320,14 @@ def attempt_device(data: bytes, *, order: DeviceOrder = "v2-then-v1") -> DeviceA
 
 
 def decode_device(
-    data: bytes, *, source: str, order: DeviceOrder = "v2-then-v1"
+    data: bytes,
+    *,
+    source: str,
+    order: DeviceOrder = "v2-then-v1",
+    tree: gojson.JSONValue | None = None,
 ) -> AnyDeviceCheckpoint:
-    """The checkpoint in ``data``; typed error on syntax, type or checksum failure."""
-    result = attempt_device(data, order=order)
+    """The checkpoint in ``data`` (``tree``: already parsed); typed error on any failure."""
+    result = attempt_device(data, order=order, tree=tree)
     if result.kind == "corrupt":
         raise CheckpointCorruptError(source, result.stored_checksum, result.computed_checksum)
     if result.checkpoint is None:
@@ -334,7 +346,7 @@ _KNOWN_TOP = frozenset({"data", "checksum"})
 def unknown_device_keys(data: bytes) -> tuple[str, ...]:
     """Top-level keys released kubelets ignore (e.g. the development line's ``BootID``)."""
     try:
-        tree = gojson.parse(data)
+        tree = fastjson.parse(data)
     except gojson.GoJSONSyntaxError:
         return ()
     if not isinstance(tree, gojson.JSONObject):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from cpumanager.checkpoint import codec, device, gojson, memory
+from cpumanager.checkpoint import codec, device, fastjson, gojson, memory
 from cpumanager.checkpoint.device import DeviceManagerCheckpoint, DeviceManagerCheckpointV1
 from cpumanager.checkpoint.memory import MemoryManagerCheckpoint
 from cpumanager.checkpoint.model import CheckpointV1, CheckpointV2
@@ -65,8 +65,12 @@ def _kind_of_tree(tree: gojson.JSONValue) -> CheckpointKind | None:
 
 def detect_kind(data: bytes, *, source: str) -> CheckpointKind:
     """Which kubelet checkpoint ``data`` is; CheckpointFormatError when none fits."""
+    return _detect(data, source)[0]
+
+
+def _detect(data: bytes, source: str) -> tuple[CheckpointKind, gojson.JSONValue]:
     try:
-        tree = gojson.parse(data)
+        tree = fastjson.parse(data)
     except gojson.GoJSONSyntaxError as err:
         message = (
             f"{source!r} is not a kubelet checkpoint: {err.message}; give cpu_manager_state, "
@@ -84,20 +88,21 @@ def detect_kind(data: bytes, *, source: str) -> CheckpointKind:
             "expected policyName/defaultCpuSet (CPU), machineState (memory) or Data (devices)"
         )
         raise CheckpointFormatError(message)
-    return kind
+    return kind, tree
 
 
 def decode_any(data: bytes, *, source: str = "<bytes>") -> tuple[CheckpointKind, AnyCheckpoint]:
     """``(kind, checkpoint)`` for any of the three files, verified as the kubelet verifies it.
 
     Raises CheckpointFormatError (not a checkpoint, syntax or type error) or
-    CheckpointCorruptError (checksum mismatch), each one line with a remedy.
+    CheckpointCorruptError (checksum mismatch), each one line with a remedy. The document is
+    parsed once for the memory and device files.
     """
-    kind = detect_kind(data, source=source)
+    kind, tree = _detect(data, source)
     if kind == "memory":
-        return kind, memory.decode_memory(data, source=source)
+        return kind, memory.decode_memory(data, source=source, tree=tree)
     if kind == "device":
-        return kind, device.decode_device(data, source=source)
+        return kind, device.decode_device(data, source=source, tree=tree)
     return kind, codec.decode(data, source=source)
 
 

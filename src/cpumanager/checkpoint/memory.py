@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import ClassVar, Literal
 
-from cpumanager.checkpoint import gojson
+from cpumanager.checkpoint import fastjson, gojson
 from cpumanager.checkpoint.checksum import fnv1a_32
 from cpumanager.checkpoint.gotypes import (
     GoField,
@@ -236,15 +236,17 @@ def attempt_tree(tree: gojson.JSONValue) -> MemoryAttempt:
 def attempt_memory(data: bytes) -> MemoryAttempt:
     """Read ``data`` as the kubelet reads ``memory_manager_state``; never raises."""
     try:
-        tree = gojson.parse(data)
+        tree = fastjson.parse(data)
     except gojson.GoJSONSyntaxError as err:
         return MemoryAttempt("syntax", None, err.message)
     return attempt_tree(tree)
 
 
-def decode_memory(data: bytes, *, source: str) -> MemoryManagerCheckpoint:
-    """The checkpoint in ``data``; typed error on syntax, type or checksum failure."""
-    result = attempt_memory(data)
+def decode_memory(
+    data: bytes, *, source: str, tree: gojson.JSONValue | None = None
+) -> MemoryManagerCheckpoint:
+    """The checkpoint in ``data`` (``tree``: already parsed); typed error on any failure."""
+    result = attempt_memory(data) if tree is None else attempt_tree(tree)
     if result.kind == "corrupt":
         raise CheckpointCorruptError(source, result.stored_checksum, result.computed_checksum)
     if result.checkpoint is None:

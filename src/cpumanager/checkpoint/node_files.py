@@ -12,7 +12,7 @@ import base64
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from cpumanager.checkpoint import device, gojson, memory
+from cpumanager.checkpoint import device, fastjson, gojson, memory
 from cpumanager.checkpoint.device import DeviceManagerCheckpoint, DeviceManagerCheckpointV1
 from cpumanager.checkpoint.device_restore import restore_device_state
 from cpumanager.checkpoint.memory import MemoryManagerCheckpoint
@@ -66,7 +66,7 @@ def read_node_file(data: bytes, kind: OtherKind, *, source: str) -> Read:
 
 def unknown_keys(data: bytes, kind: OtherKind) -> tuple[str, ...]:
     """Top-level keys the released format ignores (and a rewrite would drop)."""
-    tree = gojson.parse(data)
+    tree = fastjson.parse(data)
     if not isinstance(tree, gojson.JSONObject):
         return ()
     found = (k for k, _ in tree.members if gojson.fold_key(k) not in _KNOWN[kind])
@@ -205,7 +205,7 @@ def rewrite_node_file(data: bytes, kind: OtherKind, *, source: str, to_v2: bool 
 
 def _parses(data: bytes) -> bool:
     try:
-        gojson.parse(data)
+        fastjson.parse(data)
     except gojson.GoJSONSyntaxError:
         return False
     return True
