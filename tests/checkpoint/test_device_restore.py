@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from cpumanager.adapters.checkpoint_files import load_device_state
 from cpumanager.checkpoint.device import (
     DeviceCheckpointData,
     DeviceManagerCheckpoint,
@@ -81,3 +82,10 @@ def test_entries_with_bad_alloc_resp_are_skipped() -> None:
     restored = restore_device_state(encode_device(checkpoint))
     assert restored.entries == (good,)
     assert restored.skipped == ((bad, "unexpected EOF"),)
+
+
+def test_adapter_reads_files_as_the_device_manager(tmp_path: Path) -> None:
+    target = tmp_path / "kubelet_internal_checkpoint"
+    assert load_device_state(target).read
+    target.write_bytes((GOLDEN / "one-gpu-numa0.json").read_bytes())
+    assert len(load_device_state(target).entries) == 1

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from cpumanager.adapters.checkpoint_files import load_memory_state
 from cpumanager.checkpoint.memory import (
     Block,
     MemoryManagerCheckpoint,
@@ -135,3 +136,12 @@ def test_hugepages_come_out_of_regular_memory() -> None:
     assert node.memory_map["hugepages-1Gi"] == MemoryTable(GB, 0, GB, 0, GB)
     written = encode_memory(with_fresh_checksum(MemoryManagerCheckpoint("Static", state, {})))
     assert restore_memory_state(written, source=SOURCE, configured_policy="Static") is not None
+
+
+def test_adapter_reads_files_as_the_memory_manager(tmp_path: Path) -> None:
+    target = tmp_path / "memory_manager_state"
+    assert load_memory_state(target, policy="Static") is None
+    target.write_bytes(VALID)
+    with pytest.raises(StateValidationError, match=r'policy "Static" differs'):
+        load_memory_state(target, policy="Static")
+    assert load_memory_state(target, policy="static") is not None

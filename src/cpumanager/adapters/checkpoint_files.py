@@ -11,11 +11,22 @@ from pathlib import Path
 
 from cpumanager.adapters import filestore
 from cpumanager.checkpoint.convert import Conversion
+from cpumanager.checkpoint.device import DeviceOrder
+from cpumanager.checkpoint.device_restore import DeviceRestore, restore_device_state
+from cpumanager.checkpoint.memory import MemoryManagerCheckpoint
+from cpumanager.checkpoint.memory_restore import restore_memory_state
 from cpumanager.checkpoint.migrate import parse_container_map
 from cpumanager.core.containermap import ContainerMap
 from cpumanager.errors import CheckpointError, InputError
 
-__all__ = ["read_checkpoint", "read_container_map", "write_checked", "write_conversion"]
+__all__ = [
+    "load_device_state",
+    "load_memory_state",
+    "read_checkpoint",
+    "read_container_map",
+    "write_checked",
+    "write_conversion",
+]
 
 LAST_GOOD_SUFFIX = ".last-good"
 
@@ -50,3 +61,15 @@ def write_checked(data: bytes, dest: Path, *, in_place: bool) -> None:
     if in_place:
         filestore.preserve_copy(dest, dest.with_name(dest.name + LAST_GOOD_SUFFIX))
     filestore.write_atomic(dest, data)
+
+
+def load_memory_state(path: Path, *, policy: str) -> MemoryManagerCheckpoint | None:
+    """The memory manager's restore of ``path`` (None: no file); its refusal otherwise."""
+    return restore_memory_state(
+        filestore.read_bytes(path), source=str(path), configured_policy=policy
+    )
+
+
+def load_device_state(path: Path, *, order: DeviceOrder = "v2-only") -> DeviceRestore:
+    """The device manager's restore of ``path``: never refuses, says what it dropped."""
+    return restore_device_state(filestore.read_bytes(path), order=order)
