@@ -5,6 +5,7 @@ Rows:
   (b) one container, CPUs + 1 GPU + memory, on 8 / 16 / 32 / 64 NUMA nodes
   (c) CPU hints + merge for one container, 2-socket 256-thread machine, 8 and 16 NUMA nodes
   (d) GB200-like tray (34 NUMA nodes, 2 with CPUs, GPUs on those 2) admitting a 1-GPU pod
+  (f) issue 12's explicit-list worst case: 16 NUMA nodes, fragmented, n = 16, CPU + 1 GPU
   (e) whole admissions through the simulator's node (CPU manager, device manager, static
       memory manager with hugepages; pod and container scope) on 8 / 16 / 32 / 64 NUMA
       nodes: a pod of CPUs + 1 GPU + memory + hugepages, after 10 pods already placed
@@ -12,7 +13,7 @@ Rows:
 Each row prints the best wall time of a few runs, the peak traced memory of one run, and the
 exact merge's time where it can finish within about a minute (otherwise an extrapolation).
 
-Run: python bench/bench_merge.py [--quick]
+Run: python bench/bench_merge.py [--quick] [--only-explicit]
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import time
 import tracemalloc
 from collections.abc import Callable
 from typing import Any
+
+from kubelet import figures
 
 from cpumanager.core.bitmask import NUMAMask
 from cpumanager.core.cpuset import CPUSet
@@ -257,8 +260,45 @@ def bench_node_admissions() -> None:
             )
 
 
+# --- (f) ------------------------------------------------------------------------------------
+def bench_explicit_worst_case() -> None:
+    """Issue 12's slowest explicit-list row: 16 NUMA nodes, fragmented, n = 16.
+
+    CPU hints as the kubelet lists them (every mask that fits, 65,519 here) and one GPU on
+    node 15 (every mask containing it, preferred only alone): no preferred mask is common,
+    so phase 2 tests masks such as {0, 1} against the 16,384 CPU hints containing them.
+    """
+    figure = figures()["merge_explicit_16numa_fragmented_n16_s"]
+    topo = synthetic(sockets=2, numa_per_socket=8, cores_per_numa=8, threads=2)
+    numa = numa_of(topo)
+    available = CPUSet(cpu for cpu in topo.all_cpus if cpu % 7 not in (0, 3))
+    start = time.perf_counter()
+    cpu = generate_cpu_hints(topo, available=available, reusable=CPUSet(), count=16)
+    hints_s = time.perf_counter() - start
+    gpu = tuple(
+        TopologyHint(NUMAMask.from_bits(bits), bits == 1 << 15) for bits in range(1 << 15, 1 << 16)
+    )
+    for policy in ("best-effort", "restricted"):
+
+        def run(policy: str = policy) -> Any:
+            return merge_fast(policy, numa, [{"cpu": cpu}, {"gpu": gpu}])
+
+        seconds, peak, (hint, admit) = measure(run, 3)
+        row(
+            f"(f) 16 NUMA explicit lists, frag, n=16, {policy}",
+            seconds,
+            peak,
+            f"hint={hint.mask} admit={admit}; {seconds / figure['low']:.3f}x the kubelet's "
+            f"{figure['low']}-{figure['high']} s (listing the CPU hints: {hints_s:.2f} s more)",
+        )
+
+
 def main() -> None:
     print(f"{'case':<58} {'time':>13} {'peak':>12}  notes")
+    if "--only-explicit" in sys.argv:
+        bench_explicit_worst_case()
+        return
+    bench_explicit_worst_case()
     bench_many_hints()
     bench_cpu_gpu_memory()
     bench_cpu_hints_and_merge()

@@ -37,29 +37,22 @@ capacities in phase 2), but no realistic input enumerates more than a few thousa
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from functools import cache
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from itertools import product
 
 from cpumanager.core.hints.hint import TopologyHint
 from cpumanager.core.hints.source import HintSource, iter_bits
-from cpumanager.core.merge.exact import (
-    AnyProviderHints,
-    RawHint,
-    filter_providers_hints,
-    min_affinity_count,
-    to_hint,
-)
+from cpumanager.core.merge.cover import Cover
+from cpumanager.core.merge.exact import AnyProviderHints, RawHint, to_hint
+from cpumanager.core.merge.lists import Explicit, normalize
 from cpumanager.core.merge.options import NUMAInfo
-from cpumanager.errors import ConfigError
 
 __all__ = ["DEFAULT_EXPAND_LIMIT", "FastStats", "merge_fast", "solve_lists"]
 
 DEFAULT_EXPAND_LIMIT = 10
 
 Key = tuple[float, ...]
-Cost = tuple[int, ...]  # what leaving a node out costs a source, per resource dimension
 
 
 @dataclass(slots=True)
@@ -71,41 +64,13 @@ class FastStats:
     achievable_sets: int = 0
 
 
-@dataclass(slots=True)
-class _Explicit:
-    hints: list[RawHint]
-    min_count: int = 0
-    nil_preferred: bool = False
-    preferred: set[int] = field(default_factory=set)
-    options: list[int] = field(default_factory=list)
-
-    @classmethod
-    def build(cls, hints: list[RawHint], default: int) -> _Explicit:
-        counts = [bits.bit_count() for bits, _ in hints if bits is not None]
-        min_count = min_affinity_count(counts)
-        options: set[int] = set()
-        preferred: set[int] = set()
-        nil_preferred = False
-        for bits, pref in hints:
-            if bits is None:
-                options.add(default)
-                nil_preferred = nil_preferred or pref
-            else:
-                if pref:
-                    preferred.add(bits)
-                if bits & default:
-                    options.add(bits & default)
-        options.discard(0)
-        return cls(hints, min_count, nil_preferred, preferred, sorted(options))
-
-
 class _Solver:
     """Both phases over normalized lists (explicit ones and implicit sources)."""
 
     def __init__(
         self,
         numa: NUMAInfo,
-        explicit: list[_Explicit],
+        explicit: list[Explicit],
         implicit: list[HintSource],
         *,
         closest: bool,
@@ -127,7 +92,7 @@ class _Solver:
             )
         self.bnp = bnp
         self._sums: dict[int, int] = {}
-        self._costs: tuple[int, int, dict[int, tuple[Cost | None, ...]]] | None = None
+        self.cover = Cover(self.default, [item.options for item in explicit], implicit)
 
     # --- orders -------------------------------------------------------------------------
     def within(self, bits: int) -> Key:
@@ -350,144 +315,7 @@ class _Solver:
 
     def achievable(self, merged: int) -> bool:
         """Is ``merged`` the AND of one hint per list (and the default)?"""
-        if merged == 0:
-            return False
-        outside = self.default & ~merged
-        choices: list[list[int]] = []
-        for item in self.explicit:
-            left_out = {outside & ~option for option in item.options if option & merged == merged}
-            if not left_out:
-                return False
-            maximal = [a for a in left_out if not any(a != b and a & b == a for b in left_out)]
-            choices.append(maximal)
-        return self._cover(outside, choices, 0)
-
-    def _cover(self, todo: int, choices: list[list[int]], depth: int) -> bool:
-        if depth == len(choices):
-            return self._implicit_cover(todo)
-        return any(self._cover(todo & ~left_out, choices, depth + 1) for left_out in choices[depth])
-
-    def _node_costs(self) -> tuple[int, int, dict[int, tuple[Cost | None, ...]]]:
-        """Per node, what each implicit source pays to leave it out (computed once).
-
-        Returns (nodes some source leaves out for free, nodes no source can leave out,
-        costs of the remaining nodes).
-        """
-        if self._costs is None:
-            free = 0
-            stuck = 0
-            costly: dict[int, tuple[Cost | None, ...]] = {}
-            for node in iter_bits(self.default):
-                costs = tuple(src.exclusion_cost(node) for src in self.implicit)
-                if any(cost is not None and not any(cost) for cost in costs):
-                    free |= 1 << node
-                elif all(cost is None for cost in costs):
-                    stuck |= 1 << node
-                else:
-                    costly[node] = costs
-            self._costs = (free, stuck, costly)
-        return self._costs
-
-    def _implicit_cover(self, todo: int) -> bool:
-        if todo == 0:
-            return True
-        if not self.implicit:
-            return False
-        free, stuck, table = self._node_costs()
-        if todo & stuck:
-            return False
-        todo &= ~free
-        if todo == 0:
-            return True
-        slacks = tuple(src.slack() or () for src in self.implicit)
-        costly = [(node, table[node]) for node in iter_bits(todo)]
-        for which, slack in enumerate(slacks):
-            spent = [costs[which] for _node, costs in costly]
-            if all(cost is not None for cost in spent) and _fits(
-                _total((cost for cost in spent if cost is not None), len(slack)), slack
-            ):
-                return True  # one source leaves every costly node out by itself
-        costly.sort(key=lambda item: -max(sum(c) for c in item[1] if c is not None))
-
-        @cache
-        def assign(index: int, left: tuple[Cost, ...]) -> bool:
-            if index == len(costly):
-                return True
-            _node, costs = costly[index]
-            for which, cost in enumerate(costs):
-                if cost is not None and _fits(cost, left[which]):
-                    spare = tuple(have - used for have, used in zip(left[which], cost, strict=True))
-                    if assign(index + 1, (*left[:which], spare, *left[which + 1 :])):
-                        return True
-            return False
-
-        return assign(0, slacks)
-
-
-def _fits(cost: Cost, budget: Cost) -> bool:
-    return all(used <= have for used, have in zip(cost, budget, strict=True))
-
-
-def _total(costs: Iterable[Cost], dims: int) -> Cost:
-    total = [0] * dims
-    for cost in costs:
-        for index, value in enumerate(cost):
-            total[index] += value
-    return tuple(total)
-
-
-def _single_numa(raw: list[RawHint]) -> list[RawHint]:
-    return [(bits, pref) for bits, pref in raw if pref and (bits is None or bits.bit_count() == 1)]
-
-
-_Union = tuple[HintSource, list[RawHint]]  # a rule's family, and its extra hints
-
-
-def _normalize(
-    policy: str, numa: NUMAInfo, providers: Sequence[AnyProviderHints]
-) -> tuple[list[_Explicit], list[HintSource], list[_Union]]:
-    default = numa.default_bits
-    sources = [
-        hints
-        for provider in providers
-        for hints in (provider or {}).values()
-        if isinstance(hints, HintSource)
-    ]
-    explicit: list[_Explicit] = []
-    implicit: list[HintSource] = []
-    unions: list[_Union] = []
-    source_iter = iter(sources)
-    for (_index, resource), hints in filter_providers_hints(providers, expand=False):
-        raw: list[RawHint] = hints
-        if not hints:
-            src = next(source_iter)
-            extra: list[RawHint] = [
-                (hint.mask.bits, hint.preferred) for hint in src.extras() if hint.mask is not None
-            ]
-            reach = src.universe
-            for bits, _preferred in extra:
-                reach |= bits or 0
-            if reach & ~default:
-                msg = (
-                    f"hint source for {resource!r} uses NUMA nodes outside the machine's "
-                    f"{sorted(numa.nodes)}; build it from the same machine"
-                )
-                raise ConfigError(msg)
-            if policy == "single-numa-node":
-                raw = [(1 << n, True) for n in iter_bits(src.universe) if src.preferred(1 << n)]
-                raw += extra
-            elif src.min_size() == 0:
-                raw = extra or [(None, False)]
-            elif extra:
-                unions.append((src, extra))
-                continue
-            else:
-                implicit.append(src)
-                continue
-        if policy == "single-numa-node":
-            raw = _single_numa(raw)
-        explicit.append(_Explicit.build(raw, default))
-    return explicit, implicit, unions
+        return self.cover.achievable(merged)
 
 
 def _run(solver: _Solver) -> RawHint | None:
@@ -515,7 +343,7 @@ def solve_lists(
     the best over the parts is the best over the whole). ``bnp`` comes from the whole lists.
     """
     stats = stats if stats is not None else FastStats()
-    explicit, implicit, unions = _normalize(policy, numa, providers)
+    explicit, implicit, unions = normalize(policy, numa, providers)
     default = numa.default_bits
     if any(not item.hints for item in explicit):
         stats.phase = "empty-list"
@@ -536,7 +364,7 @@ def solve_lists(
         chosen = [item for item, pick in zip(unions, picks, strict=True) if pick]
         solver = _Solver(
             numa,
-            explicit + [_Explicit.build(extra, default) for _src, extra in chosen],
+            explicit + [Explicit.build(extra, default) for _src, extra in chosen],
             implicit + [src for (src, _extra), pick in zip(unions, picks, strict=True) if not pick],
             closest=closest,
             expand_limit=expand_limit,
