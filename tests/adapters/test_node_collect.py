@@ -313,3 +313,30 @@ def test_default_socket_path_under_the_kubelet_root(short_dir: Path) -> None:
     with fixture_kubelet(NODES_DIR / "kubeadm", root / "pod-resources/kubelet.sock"):
         snap = collect_snapshot(CollectOptions(root=short_dir, kubelet_root=root))
     assert statuses(snap)["podResources"] == "ok"
+
+
+@pytest.mark.parametrize(
+    ("relative", "content", "expected"),
+    [
+        ("cpu_manager_state", b'{"policyName":"static","defaultCpu', "cannot decode"),
+        ("memory_manager_state", b"\x00\x01garbage", "cannot decode"),
+        ("device-plugins/kubelet_internal_checkpoint", b'{"Data":{},"Checksum":1}', "checksum"),
+    ],
+    ids=["truncated-cpu", "garbage-memory", "device-wrong-checksum"],
+)
+def test_broken_checkpoints_are_kept_raw_and_flagged(
+    tmp_path: Path, relative: str, content: bytes, expected: str
+) -> None:
+    kubelet = tmp_path / "kubelet"
+    shutil.copytree(NODES_DIR / "kubeadm/var/lib/kubelet", kubelet)
+    (kubelet / relative).write_bytes(content)
+    snap = collect_snapshot(CollectOptions(root=tmp_path, kubelet_root=kubelet))
+    kind = Path(relative).name
+    entry = snap.checkpoints[kind]
+    assert entry.raw == content
+    assert expected in entry.problem
+    source = next(s for s in snap.sources if s.name == kind)
+    assert source.status == "invalid"
+    assert "\n" not in source.reason
+    others = [s.status for s in snap.sources if s.name.endswith(("_state", "checkpoint"))]
+    assert others.count("ok") == 2  # the other two checkpoints are still read

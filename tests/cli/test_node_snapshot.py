@@ -75,3 +75,15 @@ def test_notes_escape_control_characters(tmp_path: Path) -> None:
     assert result.exit_code == 0
     assert "\x1b" not in result.stderr
     assert "kube\\x1b[31mlet" in result.stderr
+
+
+def test_flags_and_configz_reach_the_file(tmp_path: Path) -> None:
+    configz = tmp_path / "configz.json"
+    configz.write_text('{"kubeletconfig": {"cpuManagerPolicy": "none"}}')
+    flagged = run_main(_args(KUBEADM, "--flags", "--cpu-manager-policy=none"))
+    assert flagged.exit_code == 0, flagged.stderr
+    fields = json.loads(flagged.output)["config"]["fields"]
+    assert fields["cpuManagerPolicy"]["value"] == "none"
+    assert fields["cpuManagerPolicy"]["from"].startswith("flag")
+    live = run_main(_args(KUBEADM, "--configz", configz))
+    assert json.loads(live.output)["config"]["fields"]["cpuManagerPolicy"]["from"] == "configz"
