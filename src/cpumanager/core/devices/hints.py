@@ -27,7 +27,7 @@ from types import MappingProxyType
 
 from cpumanager.core.bitmask import iterate_masks
 from cpumanager.core.devices.requests import container_device_requests, pod_device_requests
-from cpumanager.core.devices.state import DeviceState
+from cpumanager.core.devices.state import Device, DeviceState
 from cpumanager.core.hints.hint import NO_PLACEMENT, NO_PREFERENCE, ResourceHints, TopologyHint
 from cpumanager.core.hints.limits import ENUMERATE_LIMIT, implicit_for
 from cpumanager.core.hints.source import CapacityHintSource, bits_of
@@ -75,6 +75,25 @@ def device_hints(
     }
 
 
+def _settled(
+    state: DeviceState,
+    resource: str,
+    requested: int,
+    mine: frozenset[str],
+    reusable: frozenset[str],
+) -> ResourceHints | None:
+    """The answers that need no mask (None: masks decide): no preference for a resource
+    without NUMA information; no placement when the held devices do not match the request
+    or too few devices are free (+ reusable)."""
+    if not state.has_topology(resource):
+        return NO_PREFERENCE
+    if mine:
+        return NO_PLACEMENT if len(mine) != requested else None
+    if len(state.available(resource) | reusable) < requested:
+        return NO_PLACEMENT
+    return None
+
+
 def _explicit(
     state: DeviceState,
     resource: str,
@@ -83,16 +102,18 @@ def _explicit(
     reusable: frozenset[str],
 ) -> ResourceHints:
     """One resource's enumerated answer (``mine``: devices the container/pod holds)."""
-    if not state.has_topology(resource):
-        return NO_PREFERENCE
+    settled = _settled(state, resource, requested, mine, reusable)
+    if settled is not None:
+        return settled
     if mine:
-        if len(mine) != requested:
-            return NO_PLACEMENT
         return _generate(state, resource, mine, frozenset(), requested)
-    available = state.available(resource)
-    if len(available | reusable) < requested:
-        return NO_PLACEMENT
-    return _generate(state, resource, available, reusable, requested)
+    return _generate(state, resource, state.available(resource), reusable, requested)
+
+
+def _anchored(state: DeviceState, resource: str, reusable: frozenset[str]) -> list[Device]:
+    """Reusable devices with a NUMA node: every hint must hold their nodes."""
+    table = state.devices.get(resource, {})
+    return [table[d] for d in sorted(reusable) if d in table and table[d].numa_nodes]
 
 
 def _min_affinity(state: DeviceState, resource: str, requested: int) -> int:
@@ -145,7 +166,7 @@ def _generate(
         raise UnexpectedAdmissionError(msg)
     table = state.devices[resource]
     min_affinity = _min_affinity(state, resource, requested)
-    anchored = [table[d] for d in reusable if d in table and table[d].numa_nodes]
+    anchored = _anchored(state, resource, reusable)
     candidates = [table[d] for d in available if d in table]
     hints = []
     for mask in iterate_masks(state.numa_node_ids):
@@ -167,17 +188,16 @@ def _source(
 ) -> CapacityHintSource | ResourceHints:
     """One resource's answer as a rule when every device sits on at most one node; the
     explicit answer otherwise (and for no preference / no placement)."""
+    settled = _settled(state, resource, requested, mine, reusable)
+    if settled is not None:
+        return settled
     table = state.devices.get(resource, {})
-    if not state.has_topology(resource):
-        return NO_PREFERENCE
     if any(len(d.numa_nodes) > 1 for d in table.values()):
         return _explicit(state, resource, requested, mine, reusable)
     universe = bits_of(state.numa_node_ids)
     preferred_size = _min_affinity(state, resource, requested)
     unit = f"{resource} devices"
     if mine:
-        if len(mine) != requested:
-            return NO_PLACEMENT
         held = [table[d] for d in mine if d in table]
         if len(held) != requested or any(not d.numa_nodes for d in held):
             return NO_PLACEMENT  # a held device no mask can count: no hint reaches the request
@@ -191,15 +211,12 @@ def _source(
             node_order=state.numa_node_ids,
             unit=unit,
         )
-    available = state.available(resource)
-    if len(available | reusable) < requested:
-        return NO_PLACEMENT
     free: dict[int, int] = {}
-    for device_id in available:
+    for device_id in state.available(resource):
         device = table.get(device_id)
         if device is not None and device.numa_nodes:
             free[device.numa_nodes[0]] = free.get(device.numa_nodes[0], 0) + 1
-    anchored = [table[d] for d in reusable if d in table and table[d].numa_nodes]
+    anchored = _anchored(state, resource, reusable)
     return CapacityHintSource(
         universe=universe,
         free=MappingProxyType(free),

@@ -124,11 +124,19 @@ def _listed(
         if not state.allocatable_covers(nodes, requests):
             continue
         min_affinity = min(min_affinity, len(nodes))
-        if not state.violates_groups(nodes, hinting=True) and state.free_covers(
-            mask, requests, reusing=pod_uid
-        ):
+        if _offered(state, pod_uid, mask, requests):
             found.append(mask)
     return tuple(TopologyHint(mask, mask.count() == min_affinity) for mask in found)
+
+
+def _offered(
+    state: MemoryState, pod_uid: PodUID, mask: NUMAMask, requests: Mapping[str, int]
+) -> bool:
+    """A mask whose allocatable memory covers the request is a hint when it keeps the group
+    rule and its free memory (with the pod's reusable memory) covers the request."""
+    return not state.violates_groups(mask.ids(), hinting=True) and state.free_covers(
+        mask, requests, reusing=pod_uid
+    )
 
 
 def _rule(
@@ -165,11 +173,7 @@ def _rule(
         mask = NUMAMask(nodes)
         if not nodes or family.feasible(mask.bits) or any(n not in state.nodes for n in nodes):
             continue
-        if not state.allocatable_covers(nodes, requests):
-            continue
-        if not state.violates_groups(nodes, hinting=True) and state.free_covers(
-            mask, requests, reusing=pod_uid
-        ):
+        if state.allocatable_covers(nodes, requests) and _offered(state, pod_uid, mask, requests):
             extras.append(TopologyHint(mask, len(nodes) == min_affinity))
     if not extras and family.min_size() == 0:
         return None
