@@ -200,3 +200,35 @@ def test_drop_in_maps_add_to_the_default_eviction_signals() -> None:
         "nodefs.inodesFree": "5%",
         "imagefs.available": "15%",
     }
+
+
+OPTIONS = [
+    (["--cpu-manager-policy-options=full-pcpus-only=true"], "None policy: received unsupported"),
+    (
+        ["--cpu-manager-policy=static", "--reserved-cpus=0", "--cpu-manager-policy-options=x=true"],
+        'unknown CPU Manager Policy option: "x"',
+    ),
+    (
+        [
+            "--cpu-manager-policy=static",
+            "--reserved-cpus=0",
+            "--cpu-manager-policy-options=distribute-cpus-across-cores=true",
+        ],
+        "CPU Manager Policy Alpha-level Options not enabled",
+    ),
+    (
+        ["--topology-manager-policy-options=bogus=1"],
+        'unknown Topology Manager Policy option: "bogus"',
+    ),
+    (
+        ["--topology-manager-policy-options=max-allowable-numa-nodes=4"],
+        "the minimum value of",
+    ),
+]
+
+
+@pytest.mark.parametrize(("words", "message"), OPTIONS, ids=[o[1][:30] for o in OPTIONS])
+def test_policy_options_are_checked_as_the_managers_do(words: list[str], message: str) -> None:
+    with pytest.raises(KubeletConfigInvalidError) as caught:
+        assemble(flags=parse_kubelet_flags(words))
+    assert any(error.startswith(message) for error in caught.value.errors), caught.value.errors

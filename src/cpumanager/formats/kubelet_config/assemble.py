@@ -125,7 +125,7 @@ def assemble(
     raw, added = merge_default_eviction(raw)
     if added:
         origins["evictionHard"] = f"{origins['evictionHard']} + defaults"
-    config = build_config(raw)
+    config = build_config(raw, with_options=True)
     return EffectiveConfig(
         config=config,
         origins={name: origins[name] for name in MANAGER_FIELDS if name in origins},
@@ -185,7 +185,7 @@ def _from_configz(source: ConfigSource) -> EffectiveConfig:
     body = configz_body(source.body)
     raw, defaulted = apply_defaults(body)
     origins = {name: "default" if name in defaulted else "configz" for name in raw}
-    config = build_config(raw)
+    config = build_config(raw, with_options=True)
     return EffectiveConfig(
         config=config,
         origins={name: origins[name] for name in MANAGER_FIELDS if name in origins},

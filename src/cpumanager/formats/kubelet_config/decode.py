@@ -15,7 +15,7 @@ from cpumanager.errors import InvalidCPUSetError, KubeletConfigInvalidError
 from cpumanager.formats.kubelet_config import fields as f
 from cpumanager.formats.kubelet_config.defaults import DEFAULT_EVICTION_HARD, apply_defaults
 from cpumanager.formats.kubelet_config.model import KubeletConfig, MemoryReservation
-from cpumanager.formats.kubelet_config.validation import validation_errors
+from cpumanager.formats.kubelet_config.validation import option_errors, validation_errors
 
 __all__ = ["build_config", "check_kind", "decode", "load_config"]
 
@@ -36,10 +36,15 @@ def check_kind(raw: object) -> Mapping[str, object]:
     return body
 
 
-def build_config(raw: Mapping[str, object]) -> KubeletConfig:
-    """Decode and validate an already defaulted mapping; every validation error at once."""
+def build_config(raw: Mapping[str, object], *, with_options: bool = False) -> KubeletConfig:
+    """Decode and validate an already defaulted mapping; every validation error at once.
+
+    ``with_options`` adds the policy options' checks the managers make when built.
+    """
     config, errors = decode(raw)
     errors = [*errors, *validation_errors(config)]
+    if with_options:
+        errors += option_errors(config)
     if errors:
         raise KubeletConfigInvalidError(tuple(errors))
     return config

@@ -10,6 +10,9 @@ kubelet's list of gates).
 
 from __future__ import annotations
 
+from cpumanager.core.allocation.options import StaticPolicyOptions
+from cpumanager.core.merge.options import parse_policy_options
+from cpumanager.errors import ConfigError
 from cpumanager.formats.kubelet_config.model import (
     CPU_MANAGER_POLICIES,
     MEMORY_MANAGER_POLICIES,
@@ -18,7 +21,7 @@ from cpumanager.formats.kubelet_config.model import (
     KubeletConfig,
 )
 
-__all__ = ["ENFORCEMENT_KEYS", "startup_errors", "validation_errors"]
+__all__ = ["ENFORCEMENT_KEYS", "option_errors", "startup_errors", "validation_errors"]
 
 _PODS, _NONE = "pods", "none"
 _SYSTEM, _SYSTEM_C = "system-reserved", "system-reserved-compressible"
@@ -140,19 +143,41 @@ def _reserved_memory_errors(config: KubeletConfig) -> list[str]:
     return errors
 
 
-def startup_errors(config: KubeletConfig) -> list[str]:
-    """The CPU and memory managers' refusals when the container manager builds them."""
+def option_errors(config: KubeletConfig) -> list[str]:
+    """The policy options' refusals, as the topology and CPU managers give them when built.
+
+    Kept apart from :func:`validation_errors` because building a :class:`KubeletConfig`
+    does not build the managers (``manager/node.py`` does, and refuses there); the
+    effective-configuration report lists them with the rest.
+    """
     errors: list[str] = []
-    if config.cpu_manager_policy not in CPU_MANAGER_POLICIES:
-        errors.append(
-            f'unknown policy: "{config.cpu_manager_policy}"; cpuManagerPolicy is "none" or "static"'
+    try:
+        parse_policy_options(
+            config.topology_manager_policy_options, feature_gates=config.feature_gates
         )
-    elif config.cpu_manager_policy == "static" and config.reserved_cpu_quantity == 0:
-        errors.append(
-            "[cpumanager] unable to determine reserved CPU resources for static policy; "
-            "the static policy needs a CPU reservation: set kubeReserved.cpu or "
-            "systemReserved.cpu, or list CPUs in reservedSystemCPUs"
-        )
+    except ConfigError as err:
+        errors.append(err.message)
+    if config.cpu_manager_policy == "none" and config.cpu_manager_policy_options:
+        errors.append("None policy: received unsupported options; remove cpuManagerPolicyOptions")
+    elif config.cpu_manager_policy == "static":
+        try:
+            StaticPolicyOptions.parse(
+                config.cpu_manager_policy_options,
+                alpha_enabled=config.feature_gate("CPUManagerPolicyAlphaOptions", default=False),
+                beta_enabled=config.feature_gate("CPUManagerPolicyBetaOptions", default=True),
+            )
+        except ConfigError as err:
+            errors.append(err.message)
+    return errors
+
+
+def startup_errors(config: KubeletConfig) -> list[str]:
+    """The CPU and memory managers' refusals of their policy and reservation when built.
+
+    Checks that need the machine (reserved CPUs online, ``align-by-socket``,
+    reservedMemory's NUMA nodes and totals) come later, with a topology.
+    """
+    errors = _cpu_manager_errors(config)
     if config.memory_manager_policy not in MEMORY_MANAGER_POLICIES:
         errors.append(
             f'unknown policy: "{config.memory_manager_policy}"; memoryManagerPolicy is "None" '
@@ -166,3 +191,17 @@ def startup_errors(config: KubeletConfig) -> list[str]:
                 "NUMA node under reservedMemory (numaNode, limits.memory)"
             )
     return errors
+
+
+def _cpu_manager_errors(config: KubeletConfig) -> list[str]:
+    if config.cpu_manager_policy not in CPU_MANAGER_POLICIES:
+        return [
+            f'unknown policy: "{config.cpu_manager_policy}"; cpuManagerPolicy is "none" or "static"'
+        ]
+    if config.cpu_manager_policy == "static" and config.reserved_cpu_quantity == 0:
+        return [
+            "[cpumanager] unable to determine reserved CPU resources for static policy; "
+            "the static policy needs a CPU reservation: set kubeReserved.cpu or "
+            "systemReserved.cpu, or list CPUs in reservedSystemCPUs"
+        ]
+    return []
