@@ -7,6 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from cpumanager.checkpoint.memory import (
+    Block,
+    MemoryManagerCheckpoint,
+    encode_memory,
+    with_fresh_checksum,
+)
+from cpumanager.checkpoint.memory_restore import default_machine_state, expected_machine_state
 from tests.cli.runner import Run, run_main
 
 GOLDEN = Path(__file__).resolve().parent.parent / "checkpoint" / "golden"
@@ -90,3 +97,50 @@ def test_rewrite_refuses_unknown_keys(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "BootID" in result.stderr
     assert not out.exists()
+
+
+GB = 1 << 30
+MACHINE = (
+    '{"name": "two-node", "cpus": ['
+    '{"cpu": 0, "socket": 0, "numa": 0, "core": 0, "l3": 0},'
+    '{"cpu": 1, "socket": 0, "numa": 1, "core": 1, "l3": 0}],'
+    f'"numa_nodes": [{{"id": 0, "memory_bytes": {2 * GB}}},'
+    f' {{"id": 1, "memory_bytes": {2 * GB}}}]}}'
+)
+
+
+def _memory_file(tmp_path: Path, reserved_on_0: int) -> Path:
+    default = default_machine_state(
+        {0: 2 * GB, 1: 2 * GB}, system_reserved={0: {"memory": reserved_on_0}}
+    )
+    entries = {"pod": {"app": (Block((0,), "memory", GB),)}}
+    state = expected_machine_state(MemoryManagerCheckpoint("Static", {}, entries), default)
+    target = tmp_path / "memory_manager_state"
+    target.write_bytes(
+        encode_memory(with_fresh_checksum(MemoryManagerCheckpoint("Static", state, entries)))
+    )
+    return target
+
+
+def test_verify_checks_the_machine_state_against_the_machine(tmp_path: Path) -> None:
+    machine = tmp_path / "machine.json"
+    machine.write_text(MACHINE)
+    state = _memory_file(tmp_path, GB // 2)
+    same = run("verify", state, "--machine", machine, "--reserved-memory", "0:memory=512Mi")
+    assert same.exit_code == 0, same.output
+    changed = run("verify", state, "--machine", machine, "--reserved-memory", "0:memory=1Gi")
+    assert changed.exit_code == 1
+    assert "the expected machine state is different from the real one" in changed.output
+    without = run("verify", state)
+    assert without.exit_code == 0
+    assert "machine state was not checked" in without.output
+
+
+def test_bad_reserved_memory_is_one_line(tmp_path: Path) -> None:
+    machine = tmp_path / "machine.json"
+    machine.write_text(MACHINE)
+    state = _memory_file(tmp_path, 0)
+    result = run("verify", state, "--machine", machine, "--reserved-memory", "zero")
+    assert result.exit_code == 1
+    assert "numaNodeID:type=quantity" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

@@ -15,8 +15,8 @@ from typing import Any, Literal
 from cpumanager.checkpoint import device, fastjson, gojson, memory
 from cpumanager.checkpoint.device import DeviceManagerCheckpoint, DeviceManagerCheckpointV1
 from cpumanager.checkpoint.device_restore import restore_device_state
-from cpumanager.checkpoint.memory import MemoryManagerCheckpoint
-from cpumanager.checkpoint.memory_restore import restore_memory_state
+from cpumanager.checkpoint.memory import MachineState, MemoryManagerCheckpoint
+from cpumanager.checkpoint.memory_restore import restore_memory_state, validate_memory_state
 from cpumanager.errors import CheckpointError, CheckpointFormatError
 
 __all__ = ["NodeVerdict", "read_node_file", "rewrite_node_file", "summary", "verify_node_file"]
@@ -138,9 +138,19 @@ class NodeVerdict:
 
 
 def verify_node_file(
-    data: bytes, kind: OtherKind, *, source: str, policy: str | None = None
+    data: bytes,
+    kind: OtherKind,
+    *,
+    source: str,
+    policy: str | None = None,
+    machine: MachineState | None = None,
 ) -> NodeVerdict:
-    """The kubelet's verdict at start (memory: refuses to start; devices: starts without it)."""
+    """The kubelet's verdict at start (memory: refuses to start; devices: starts without it).
+
+    ``machine`` is the memory manager's default machine state for this machine and
+    reservation (:func:`~cpumanager.checkpoint.memory_restore.default_machine_state`); with it
+    a ``Static`` state is validated as the policy's ``Start`` does.
+    """
     notes: list[str] = []
     if kind == "memory":
         result = memory.attempt_memory(data)
@@ -154,7 +164,15 @@ def verify_node_file(
                 return NodeVerdict(False, "v1", status, (err.message,), ())
         else:
             notes.append("the policy was not checked: give --policy None|Static")
-        notes.append("the machine state was not checked against this machine")
+        checkpoint = result.checkpoint
+        if machine is None:
+            notes.append("the machine state was not checked: give --machine or --sysfs")
+        elif (policy or checkpoint.policy_name) == "Static":
+            refusals = validate_memory_state(checkpoint, machine)
+            if refusals:
+                return NodeVerdict(False, "v1", status, refusals, tuple(notes))
+        else:
+            notes.append("the None policy validates nothing against the machine")
         return NodeVerdict(True, "v1", status, (), tuple(notes))
     newest = restore_device_state(data)
     older = restore_device_state(data, order="v2-then-v1")

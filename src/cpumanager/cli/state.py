@@ -192,6 +192,12 @@ def _verify_json(path: Path, found: Diagnosis) -> dict[str, Any]:
 @click.option("--reserved-cpus", default=None, metavar="LIST", help="Reserved CPUs, e.g. 0,1.")
 @click.option("--strict-reservation", is_flag=True, help="strict-cpu-reservation is on.")
 @click.option("--containers", type=click.Path(path_type=Path), help="Containers at start (V1).")
+@click.option(
+    "--reserved-memory",
+    multiple=True,
+    metavar="N:TYPE=Q[,...]",
+    help="Memory files: the kubelet's reservedMemory, e.g. 0:memory=1Gi (repeatable).",
+)
 @output_option
 def verify(
     *,
@@ -202,13 +208,21 @@ def verify(
     reserved_cpus: str | None,
     strict_reservation: bool,
     containers: Path | None,
+    reserved_memory: tuple[str, ...],
     output: str,
 ) -> None:
     """Exit 0 when the kubelet would restore PATH (any of its three checkpoints), else 1."""
     data = read_checkpoint(path)
     other = state_nodes.other_kind(data)
     if other is not None:
-        state_nodes.verify(data, other, path=path, policy=policy, output=output)
+        topology = _topology(sysfs, machine) if other == "memory" else None
+        machine_state = None
+        if topology is not None:
+            per_node = state_nodes.parse_reserved_memory(reserved_memory)
+            machine_state = state_nodes.default_state(topology, per_node)
+        state_nodes.verify(
+            data, other, path=path, policy=policy, output=output, machine=machine_state
+        )
         return
     reserved = _reserved(reserved_cpus)
     cmap = read_container_map(containers)

@@ -13,9 +13,14 @@ import click
 
 from cpumanager.adapters.checkpoint_files import write_checked
 from cpumanager.checkpoint import kinds, node_files
+from cpumanager.checkpoint.memory import MachineState
+from cpumanager.checkpoint.memory_restore import default_machine_state
 from cpumanager.checkpoint.node_files import OtherKind
 from cpumanager.cli.options import emit_json
-from cpumanager.errors import CheckpointError
+from cpumanager.core.quantity import parse_quantity
+from cpumanager.core.quantity import value as quantity_value
+from cpumanager.core.topology import CPUTopology
+from cpumanager.errors import CheckpointError, InputError
 
 __all__ = ["other_kind", "show", "verify", "write"]
 
@@ -73,9 +78,55 @@ def show(data: bytes, kind: OtherKind, *, path: Path, output: str) -> None:
         click.echo(f"  registered {resource}: {len(ids)} devices")
 
 
-def verify(data: bytes, kind: OtherKind, *, path: Path, policy: str | None, output: str) -> None:
+def parse_reserved_memory(values: tuple[str, ...]) -> dict[int, dict[str, int]]:
+    """``--reserved-memory 0:memory=1Gi,hugepages-1Gi=2Gi`` (repeatable, or ``;``-separated)."""
+    out: dict[int, dict[str, int]] = {}
+    for value in values:
+        for reservation in filter(None, value.split(";")):
+            node_text, found, limits = reservation.partition(":")
+            if not found or not node_text.strip().isdigit():
+                message = (
+                    f"--reserved-memory {reservation!r}: expected "
+                    "numaNodeID:type=quantity[,type=quantity...], e.g. 0:memory=1Gi"
+                )
+                raise InputError(message)
+            node = out.setdefault(int(node_text), {})
+            for limit in limits.split(","):
+                name, found, amount = limit.partition("=")
+                if not found or not name:
+                    message = f"--reserved-memory {reservation!r}: expected type=quantity"
+                    raise InputError(message)
+                node[name.strip()] = quantity_value(parse_quantity(amount.strip(), field=name))
+    return out
+
+
+def default_state(topology: CPUTopology, reserved: dict[int, dict[str, int]]) -> MachineState:
+    """The memory manager's default machine state for ``topology`` (node memory sizes)."""
+    memory: dict[int, int] = {}
+    for node in topology.numa_nodes:
+        if node.memory_bytes is None:
+            message = (
+                f"NUMA node {node.id} has no memory size in this machine description; "
+                "use --sysfs or a machine file with memory sizes"
+            )
+            raise InputError(message)
+        memory[node.id] = node.memory_bytes
+    return default_machine_state(memory, system_reserved=reserved)
+
+
+def verify(
+    data: bytes,
+    kind: OtherKind,
+    *,
+    path: Path,
+    policy: str | None,
+    output: str,
+    machine: MachineState | None = None,
+) -> None:
     """``verify``: exit 1 when the kubelet would not use the file as it is."""
-    found = node_files.verify_node_file(data, kind, source=str(path), policy=policy)
+    found = node_files.verify_node_file(
+        data, kind, source=str(path), policy=policy, machine=machine
+    )
     payload: dict[str, Any] = {
         "path": str(path), "kind": kind, "ok": found.ok, "format": found.format,
         "checksum": found.checksum, "reasons": list(found.reasons), "notes": list(found.notes),
