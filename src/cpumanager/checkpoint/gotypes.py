@@ -279,6 +279,20 @@ def _map(node: JSONValue, go_type: GoMap, current: Any, ctx: _Context) -> Any:
     return out
 
 
+_FOLDED: dict[str, str] = {}
+_FOLD_CACHE_LIMIT = 1024
+
+
+def _fold(key: str) -> str:
+    """``gojson.fold_key``, remembered: the same few field names repeat in every entry."""
+    found = _FOLDED.get(key)
+    if found is None:
+        found = gojson.fold_key(key)
+        if len(_FOLDED) < _FOLD_CACHE_LIMIT:
+            _FOLDED[key] = found
+    return found
+
+
 def _struct(node: JSONValue, go_type: GoStruct, current: Any, ctx: _Context) -> Any:
     if node is None:
         return current
@@ -287,7 +301,7 @@ def _struct(node: JSONValue, go_type: GoStruct, current: Any, ctx: _Context) -> 
     values = [getattr(current, attr) for attr in go_type.attr_names]
     folded = go_type.folded
     for key, item in node.members:
-        index = folded.get(gojson.fold_key(key))
+        index = folded.get(_fold(key))
         if index is None:
             continue
         spec = go_type.fields[index]
