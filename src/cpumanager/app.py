@@ -217,7 +217,7 @@ def build_run_session(config: AgentConfig, *, dry_run: bool = False) -> RunSessi
 
     return RunSession(
         node_factory=node,
-        lock=lambda: StateDirLock(config.state_dir, timeout_s=RUN_LOCK_TIMEOUT_S),
+        lock=lambda: StateDirLock(config.state_dir, timeout_s=RUN_LOCK_TIMEOUT_S, role="run"),
         run_owner_alive=_alive,
     )
 

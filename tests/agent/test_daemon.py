@@ -89,7 +89,7 @@ HOLD = (
     "import fcntl, sys, time\n"
     "f = open(sys.argv[1], 'a+')\n"
     "fcntl.flock(f, fcntl.LOCK_EX)\n"
-    "f.write('4242\\n'); f.flush()\n"
+    "import os; f.write(f'{os.getpid()} run\\n'); f.flush()\n"
     "print('held', flush=True)\n"
     "sys.stdin.read()\n"
 )
@@ -97,7 +97,7 @@ HOLD = (
 
 def test_lock_is_exclusive_across_processes_and_names_the_holder(tmp_path: Path) -> None:
     lock_file = tmp_path / "state" / "lock"
-    lock_file.parent.mkdir()
+    lock_file.parent.mkdir(mode=0o700)
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLD, str(lock_file)],
         stdin=subprocess.PIPE,
@@ -108,14 +108,14 @@ def test_lock_is_exclusive_across_processes_and_names_the_holder(tmp_path: Path)
         assert holder.stdout is not None
         assert holder.stdout.readline().strip() == "held"
         clock = FakeClock()
-        with pytest.raises(StoreError, match=r"in use by pid 4242.*another --state-dir"):
+        with pytest.raises(StoreError, match=rf"in use by pid {holder.pid}.*another --state-dir"):
             StateDirLock(tmp_path / "state", clock=clock).acquire(timeout_s=0.5)
         assert clock.now >= 0.5  # it waited for the timeout
     finally:
         holder.communicate("")
     with StateDirLock(tmp_path / "state") as lock:
         assert lock.held
-        assert lock_file.read_text().strip() == str(os.getpid())
+        assert lock_file.read_text().strip() == f"{os.getpid()} agent"
     assert not lock.held
 
 
@@ -123,5 +123,5 @@ def test_lock_creates_the_state_dir_and_refuses_a_file(tmp_path: Path) -> None:
     StateDirLock(tmp_path / "a" / "b").acquire().release()
     assert (tmp_path / "a" / "b" / "lock").is_file()
     (tmp_path / "file").write_text("")
-    with pytest.raises(StoreError, match="writable directory"):
+    with pytest.raises(StoreError, match="is not a directory"):
         StateDirLock(tmp_path / "file").acquire()

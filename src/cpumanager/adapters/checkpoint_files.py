@@ -7,6 +7,7 @@ paths into bytes with one-line errors, and writes a conversion atomically, keepi
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from cpumanager.adapters import filestore
@@ -57,8 +58,15 @@ def write_conversion(conversion: Conversion, dest: Path, *, in_place: bool) -> N
 
 
 def write_checked(data: bytes, dest: Path, *, in_place: bool) -> None:
-    """Write ``data`` atomically; in place, keep the old file as ``<name>.last-good``."""
+    """Write ``data`` atomically; in place, keep the old file as ``<name>.last-good``.
+
+    In place, a symbolic link is followed to the file it names, which is the one replaced
+    (replacing the link itself would leave the real file unchanged). An output path must be
+    new or a regular file: devices, FIFOs, directories and links are refused.
+    """
     if in_place:
+        dest = Path(os.path.realpath(dest))
+        filestore.check_replaceable(dest)
         filestore.preserve_copy(dest, dest.with_name(dest.name + LAST_GOOD_SUFFIX))
     filestore.write_atomic(dest, data)
 

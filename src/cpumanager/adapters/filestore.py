@@ -30,6 +30,7 @@ __all__ = [
     "MAX_STATE_BYTES",
     "STEPS",
     "FaultHook",
+    "check_replaceable",
     "ensure_dir",
     "preserve_copy",
     "read_bytes",
@@ -104,6 +105,27 @@ def ensure_dir(directory: Path) -> None:
         raise StoreError(message) from err
 
 
+def check_replaceable(path: Path) -> None:
+    """InvalidPathError unless ``path`` is absent or a regular file (never followed)."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as err:
+        message = f"cannot write {str(path)!r}: {_reason(err)}; check the path"
+        raise StoreError(message) from err
+    if stat.S_ISREG(info.st_mode):
+        return
+    if stat.S_ISLNK(info.st_mode):
+        kind = "a symbolic link; give the file it points to, or a new path"
+    elif stat.S_ISDIR(info.st_mode):
+        kind = "a directory; give a file path"
+    else:
+        kind = "a device, FIFO or socket, not a regular file; give a file path"
+    message = f"refusing to replace {str(path)!r}: it is {kind}"
+    raise InvalidPathError(message)
+
+
 def _fsync_dir(directory: Path) -> None:
     fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     try:
@@ -115,7 +137,13 @@ def _fsync_dir(directory: Path) -> None:
 def write_atomic(
     path: Path, data: bytes, *, mode: int = 0o600, fault: FaultHook | None = None
 ) -> None:
-    """Replace ``path`` by ``data`` atomically and durably; StoreError on any failure."""
+    """Replace ``path`` by ``data`` atomically and durably; StoreError on any failure.
+
+    Only a regular file (or nothing) is replaced: renaming over a device, FIFO, socket,
+    directory or symbolic link would swap that node for a file (as root, ``/dev/null``
+    would become a regular file for the whole host), so those raise InvalidPathError.
+    """
+    check_replaceable(path)
     hook = fault or _no_fault
     directory = path.parent
     fd: int | None = None

@@ -18,22 +18,26 @@ import errno
 import fcntl
 import logging
 import os
+import re
 import signal
+import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import IO, Any
+from typing import Any
 
 from cpumanager.agent.loop import AgentLoop, TickReport
 from cpumanager.errors import CpuManagerError, HostError, StoreError
 from cpumanager.ports import Clock
 
-__all__ = ["LOCK_NAME", "Daemon", "StateDirLock", "SystemClock"]
+__all__ = ["LOCK_NAME", "Daemon", "StateDirLock", "SystemClock", "state_dir_problem"]
 
 LOCK_NAME = "lock"
 _LOG = logging.getLogger("cpumanager.agent")
 _SLICE_S = 0.2
+_PID = re.compile(r"[0-9]{1,10}")
+_ROLES = ("agent", "run")
 
 
 class SystemClock:
@@ -47,83 +51,181 @@ class SystemClock:
 
 
 class StateDirLock:
-    """An exclusive ``flock`` on ``<directory>/lock`` (created, with its parents, if needed)."""
+    """An exclusive ``flock`` on ``<directory>/lock`` (the directory is created if needed).
+
+    The directory holds the checkpoint every pin is derived from, so it is the caller's
+    alone: created 0700 (whatever the umask), and an existing one must be a directory owned
+    by the caller with no permissions for group or others, or it is refused with the reason.
+    The lock file is opened with ``O_NOFOLLOW`` (a planted symlink is never followed, nor its
+    target truncated), must be a regular file owned by the caller, and is kept 0600, so no
+    other user can take the lock and shut every run and agent out.
+
+    The file holds ``<pid> <role>``; a ``run`` that finds the lock held by an ``agent`` fails
+    at once instead of waiting (an agent holds it for its whole life).
+    """
 
     def __init__(
-        self, directory: Path, *, timeout_s: float = 0.0, clock: Clock | None = None
+        self,
+        directory: Path,
+        *,
+        timeout_s: float = 0.0,
+        clock: Clock | None = None,
+        role: str = "agent",
     ) -> None:
         self.directory = directory
         self.path = directory / LOCK_NAME
         self.timeout_s = timeout_s
+        self.role = role
         self._clock = clock or SystemClock()
-        self._handle: IO[str] | None = None
+        self._fd: int | None = None
 
-    def _holder(self) -> str:
+    def _holder(self) -> tuple[str, str]:
+        """(who, role) from the lock file; ``who`` names a live pid or 'another process'."""
         try:
-            text = self.path.read_text(encoding="ascii").strip()
-        except (OSError, UnicodeDecodeError):
-            return "another process"
-        return f"pid {text}" if text.isdigit() else "another process"
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+            try:
+                text = os.read(fd, 64).decode("ascii", "replace")
+            finally:
+                os.close(fd)
+        except OSError:
+            return "another process", ""
+        words = text.split()
+        pid = words[0] if words and _PID.fullmatch(words[0]) else ""
+        role = words[1] if len(words) > 1 and words[1] in _ROLES else ""
+        if pid and _pid_alive(int(pid)):
+            return f"pid {pid}", role
+        return "another process", role
+
+    def _prepare_directory(self) -> None:
+        directory = self.directory
+        try:
+            if not directory.exists():
+                directory.parent.mkdir(parents=True, exist_ok=True)
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(directory, 0o700)
+                    os.chmod(directory, 0o700)  # mkdir's mode is filtered by the umask
+            info = os.stat(directory)
+        except OSError as err:
+            msg = (
+                f"cannot create the state directory {str(directory)!r}: "
+                f"{err.strerror or err}; check --state-dir (it must be a writable directory)"
+            )
+            raise StoreError(msg) from err
+        problem = state_dir_problem(info, uid=os.geteuid())
+        if problem is not None:
+            msg = f"state directory {str(directory)!r} {problem}"
+            raise StoreError(msg)
+
+    def _open(self) -> int:
+        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+        try:
+            fd = os.open(self.path, flags, 0o600)
+        except OSError as err:
+            why = err.strerror or str(err)
+            if err.errno == errno.ELOOP:
+                why = "it is a symbolic link (refused); remove it"
+            msg = (
+                f"cannot open the lock file {str(self.path)!r}: {why}; "
+                "check --state-dir (it must be a writable directory)"
+            )
+            raise StoreError(msg) from err
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+                msg = (
+                    f"lock file {str(self.path)!r} is not a regular file owned by uid "
+                    f"{os.geteuid()}; remove it (the directory is yours)"
+                )
+                raise StoreError(msg)
+            if stat.S_IMODE(info.st_mode) != 0o600:
+                os.fchmod(fd, 0o600)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
 
     def acquire(self, *, timeout_s: float | None = None) -> StateDirLock:
         """Take the lock, waiting up to ``timeout_s``; StoreError when it stays taken."""
         if timeout_s is None:
             timeout_s = self.timeout_s
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            handle = self.path.open("a+", encoding="ascii")
-        except OSError as err:
-            msg = (
-                f"cannot open the lock file {str(self.path)!r}: {err.strerror or err}; "
-                "check --state-dir (it must be a writable directory)"
-            )
-            raise StoreError(msg) from err
+        self._prepare_directory()
+        fd = self._open()
         deadline = self._clock.monotonic() + timeout_s
         while True:
             try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except OSError as err:
                 if err.errno not in (errno.EAGAIN, errno.EACCES):
-                    handle.close()
+                    os.close(fd)
                     msg = f"cannot lock {str(self.path)!r}: {err.strerror or err}"
                     raise StoreError(msg) from err
-                if self._clock.monotonic() >= deadline:
-                    handle.close()
+                who, role = self._holder()
+                if self._clock.monotonic() >= deadline or role == "agent":
+                    os.close(fd)
+                    what = "an agent" if role == "agent" else "an agent or a run"
                     msg = (
-                        f"state directory {str(self.directory)!r} is in use by "
-                        f"{self._holder()} (an agent or a run); stop it, or give this one "
-                        "another --state-dir"
+                        f"state directory {str(self.directory)!r} is in use by {who} "
+                        f"({what}); stop it, or give this one another --state-dir"
                     )
                     raise StoreError(msg) from err
                 self._clock.sleep(0.05)
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"{os.getpid()}\n")
-        handle.flush()
-        self._handle = handle
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()} {self.role}\n".encode("ascii"), 0)
+        except OSError as err:  # the lock is held; the note is only for messages
+            _LOG.debug("could not write the lock holder: %s", err)
+        self._fd = fd
         return self
 
     def release(self) -> None:
         """Drop the lock (the file stays: removing it would race the next owner)."""
-        if self._handle is None:
+        if self._fd is None:
             return
         with contextlib.suppress(OSError):
-            fcntl.flock(self._handle.fileno(), fcntl.LOCK_UN)
-        self._handle.close()
-        self._handle = None
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+        os.close(self._fd)
+        self._fd = None
 
     @property
     def held(self) -> bool:
-        return self._handle is not None
+        return self._fd is not None
 
     def __enter__(self) -> StateDirLock:
-        if self._handle is None:
+        if self._fd is None:
             self.acquire()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def state_dir_problem(info: os.stat_result, *, uid: int) -> str | None:
+    """Why a state directory with status ``info`` must not be used by ``uid`` (None: fine)."""
+    if not stat.S_ISDIR(info.st_mode):
+        return "is not a directory; give a directory"
+    if info.st_uid != uid:
+        return (
+            f"is owned by uid {info.st_uid}, not by this user (uid {uid}); use a directory of "
+            "your own"
+        )
+    mode = stat.S_IMODE(info.st_mode)
+    if mode & 0o077:
+        return (
+            f"has mode {mode:04o}, open to group or others; 'chmod 700' it (it decides which "
+            "CPUs every workload gets)"
+        )
+    return None
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, not ours to signal
+    return True
 
 
 class Daemon:
