@@ -130,19 +130,22 @@ class StateDirLock:
             )
             raise StoreError(msg) from err
         try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
-                msg = (
-                    f"lock file {str(self.path)!r} is not a regular file owned by uid "
-                    f"{os.geteuid()}; remove it (the directory is yours)"
-                )
-                raise StoreError(msg)
-            if stat.S_IMODE(info.st_mode) != 0o600:
-                os.fchmod(fd, 0o600)
+            self._verify(fd)
         except BaseException:
             os.close(fd)
             raise
         return fd
+
+    def _verify(self, fd: int) -> None:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+            msg = (
+                f"lock file {str(self.path)!r} is not a regular file owned by uid "
+                f"{os.geteuid()}; remove it (the directory is yours)"
+            )
+            raise StoreError(msg)
+        if stat.S_IMODE(info.st_mode) != 0o600:
+            os.fchmod(fd, 0o600)
 
     def acquire(self, *, timeout_s: float | None = None) -> StateDirLock:
         """Take the lock, waiting up to ``timeout_s``; StoreError when it stays taken."""
