@@ -184,7 +184,7 @@ def build_agent(
         node = Node(
             topology=topology,
             kubelet=kubelet,
-            store=store or CheckpointStore(config.state_dir),
+            store=store or CheckpointStore(config.state_dir, clean_temps=True),
             observer=FanOut((events, metrics, *config.extra_observers)),
         )
         loop = AgentLoop(
@@ -205,20 +205,26 @@ def build_run_session(config: AgentConfig, *, dry_run: bool = False) -> RunSessi
     """A run session on the state directory (a read-only in-memory copy with ``dry_run``)."""
     kubelet = config.kubelet_config()
     topology = config.machine()
+    stores: list[CheckpointStore] = []
 
     def store() -> StateStore:
         if dry_run:
             path = config.state_dir / DEFAULT_NAME
             return InMemoryStore(filestore.read_bytes(path), source=str(path))
-        return CheckpointStore(config.state_dir)
+        stores.append(CheckpointStore(config.state_dir, clean_temps=True))
+        return stores[-1]
 
     def node() -> Node:
         return Node(topology=topology, kubelet=kubelet, store=store(), observer=NULL_OBSERVER)
+
+    def host_failure() -> HostError | None:
+        return stores[-1].failure if stores else None
 
     return RunSession(
         node_factory=node,
         lock=lambda: StateDirLock(config.state_dir, timeout_s=RUN_LOCK_TIMEOUT_S, role="run"),
         run_owner_alive=_alive,
+        host_failure=host_failure,
     )
 
 

@@ -43,6 +43,7 @@ class CheckpointStore:
         *,
         keep_last_good: bool = True,
         order: DecodeOrder = "v1-first",
+        clean_temps: bool = False,
         fault: FaultHook | None = None,
     ) -> None:
         if not name or "/" in name or name in (".", ".."):
@@ -54,11 +55,20 @@ class CheckpointStore:
         self._keep_last_good = keep_last_good
         self._order: DecodeOrder = order
         self._fault = fault
+        self._clean_temps = clean_temps  # only for owners of the state-dir lock
+        self.removed_temps: list[Path] = []
+        self.failure: StoreError | None = None  # the last save that failed, for callers
         self._trusted = False  # the file on disk loaded fine, was written by us, or is absent
         self._refused: str | None = None  # why the file on disk must not be replaced
 
     def load(self, policy_name: str, container_map: ContainerMap) -> StateSnapshot | None:
-        """The stored state, None when there is no file; CheckpointError when unusable."""
+        """The stored state, None when there is no file; CheckpointError when unusable.
+
+        With ``clean_temps`` the first load removes temp files of writers killed mid-write.
+        """
+        if self._clean_temps:
+            self._clean_temps = False
+            self.removed_temps = filestore.remove_stale_temps(self.path)
         data = filestore.read_bytes(self.path)
         if data is None:
             self._trusted, self._refused = True, None
@@ -94,12 +104,19 @@ class CheckpointStore:
 
     def save(self, snapshot: StateSnapshot) -> None:
         """Write the kubelet's V2 bytes atomically, keeping the previous file as last-good."""
-        self._check_replaceable()
-        filestore.ensure_dir(self.directory)
-        data = codec.encode_v2(snapshot)
-        if self._keep_last_good:
-            filestore.preserve_copy(self.path, self.last_good_path, fault=self._fault)
-        filestore.write_atomic(self.path, data, fault=self._fault)
+        try:
+            self._check_replaceable()
+            filestore.ensure_dir(self.directory)
+            data = codec.encode_v2(snapshot)
+            if self._keep_last_good:
+                filestore.preserve_copy(self.path, self.last_good_path, fault=self._fault)
+            filestore.write_atomic(self.path, data, fault=self._fault)
+        except StoreError as err:
+            # The managers turn a failed save into an admission rejection (as the kubelet
+            # does); callers that must tell a full disk from a full node look here.
+            self.failure = err
+            raise
+        self.failure = None
         self._trusted = True
 
     def set_aside(self) -> Path | None:

@@ -31,6 +31,7 @@ __all__ = [
     "STEPS",
     "FaultHook",
     "check_replaceable",
+    "remove_stale_temps",
     "ensure_dir",
     "preserve_copy",
     "read_bytes",
@@ -103,6 +104,28 @@ def ensure_dir(directory: Path) -> None:
     except OSError as err:
         message = f"cannot create directory {str(directory)!r}: {_reason(err)}"
         raise StoreError(message) from err
+
+
+def remove_stale_temps(path: Path) -> list[Path]:
+    """Remove temp files that killed writers of ``path`` left beside it; the ones removed.
+
+    Only call this while no other writer of ``path`` can run (under the state-dir lock):
+    ``.<name>.<random>.tmp`` (write_atomic) and ``.<name>.link.tmp`` (preserve_copy), also
+    those of ``<name>.last-good``.
+    """
+    removed: list[Path] = []
+    prefix = f".{path.name}."
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        ours = entry.name.startswith(prefix) and entry.name.endswith(".tmp")
+        if ours and entry.is_file(follow_symlinks=False):
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+    return removed
 
 
 def check_replaceable(path: Path) -> None:

@@ -273,8 +273,8 @@ class Daemon:
             for signum in (signal.SIGTERM, signal.SIGINT):
                 previous[signum] = signal.signal(signum, self._signal)
         try:
-            if not self.loop.started:
-                self.loop.start()
+            # No start outside the loop: a host failure at start (a full disk, a read-only
+            # mount) is retried every period like any failed tick, instead of ending the agent.
             while not self._stopping:
                 began = self._clock.monotonic()
                 self._tick()

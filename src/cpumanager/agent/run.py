@@ -39,6 +39,7 @@ from cpumanager.core.workload import Container, Pod
 from cpumanager.errors import (
     AllocationError,
     CpuManagerError,
+    HostError,
     InputError,
     TopologyAffinityError,
     UnexpectedAdmissionError,
@@ -99,10 +100,12 @@ class RunSession:
         node_factory: Callable[[], Node],
         lock: Callable[[], AbstractContextManager[object]],
         run_owner_alive: Callable[[str], bool],
+        host_failure: Callable[[], HostError | None] = lambda: None,
     ) -> None:
         self._node_factory = node_factory
         self._lock = lock
         self._run_owner_alive = run_owner_alive
+        self._host_failure = host_failure
 
     def _open(self, keep_pods: Sequence[Pod], *, drop: PodUID | None = None) -> Node:
         """A started Node whose active pods are ``keep_pods`` plus the entries to keep.
@@ -134,6 +137,9 @@ class RunSession:
         node = self._open([pod])
         result = node.admit(pod)
         if not result.admitted:
+            failure = self._host_failure()
+            if failure is not None:  # the disk, not the node, said no: exit 3, not 1
+                raise failure
             node.remove_pod(pod.uid)  # nothing partial stays behind
             error = _REJECTIONS.get(result.reason, AllocationError)
             msg = (
