@@ -116,6 +116,17 @@ def _machine(root: Path, offline: str) -> None:
     tree.node_online("0-1")
 
 
+def _per_numa(resource: str, devices: list[Device]) -> list[DeviceAllocation]:
+    """The kubelet's containerDevicesFromResourceDeviceInstances: one entry per device and
+    NUMA node, or one without topology for a device that reports none."""
+    out = []
+    for device in devices:
+        if not device.numa_nodes:
+            out.append(DeviceAllocation(resource, (device.id,), None))
+        out += [DeviceAllocation(resource, (device.id,), (n,)) for n in device.numa_nodes]
+    return out
+
+
 def _answers(node: Node, pods: list[tuple[PodSpec, dict[str, object]]]) -> PodResourcesAnswers:
     state = node.snapshot().cpu
     device_state = node.snapshot().devices
@@ -129,12 +140,11 @@ def _answers(node: Node, pods: list[tuple[PodSpec, dict[str, object]]]) -> PodRe
         containers = []
         for name, _ in spec.containers:
             key = ContainerKey(uid, ContainerName(name))
-            devices = []
+            devices: list[DeviceAllocation] = []
             if device_state is not None:
                 for resource, ids in sorted(device_state.allocations.get(key, {}).items()):
                     table = device_state.devices[resource]
-                    numa = sorted({n for i in ids for n in table[i].numa_nodes})
-                    devices.append(DeviceAllocation(resource, tuple(sorted(ids)), tuple(numa)))
+                    devices += _per_numa(resource, [table[i] for i in sorted(ids)])
             containers.append(
                 ContainerResources(
                     name=name,
@@ -144,12 +154,10 @@ def _answers(node: Node, pods: list[tuple[PodSpec, dict[str, object]]]) -> PodRe
             )
         listed.append(PodResources(str(meta["name"]), spec.namespace, tuple(containers)))
     reserved = node.kubelet.reserved_cpus or CPUSet()
-    devices_out = []
+    devices_out: list[DeviceAllocation] = []
     if device_state is not None:
         for resource, table in sorted(device_state.devices.items()):
-            devices_out.extend(
-                DeviceAllocation(resource, (d.id,), d.numa_nodes) for d in table.values()
-            )
+            devices_out += _per_numa(resource, list(table.values()))
     ok = CallResult("ok")
     return PodResourcesAnswers(
         pods=tuple(listed),
