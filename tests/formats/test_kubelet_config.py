@@ -49,6 +49,9 @@ def test_defaults_are_the_kubelets() -> None:
 
 
 def test_full_configuration_file_fields() -> None:
+    # KubeletConfig.from_mapping (scenarios) turns YAML booleans and numbers in string maps
+    # into strings; configuration files are stricter, as the kubelet's decoder is
+    # (tests/formats/kubelet_config/test_shapes.py).
     config = KubeletConfig.from_mapping(
         {
             "apiVersion": "kubelet.config.k8s.io/v1beta1",

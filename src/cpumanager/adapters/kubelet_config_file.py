@@ -14,7 +14,7 @@ the kubelet's wording.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import yaml
@@ -28,6 +28,7 @@ from cpumanager.formats.kubelet_config import (
     assemble,
     parse_kubelet_flags,
 )
+from cpumanager.formats.kubelet_config.fields import check_string_maps
 from cpumanager.formats.kubelet_config.launch import (
     argv_from_env,
     expand_exec_start,
@@ -67,6 +68,8 @@ def kubelet_config_from_text(text: str, *, source: str) -> KubeletConfig:
     """Parse KubeletConfiguration text; ``source`` names it in messages."""
     data = _load_yaml(text, source=source)
     try:
+        if isinstance(data, Mapping):
+            check_string_maps(data)
         return KubeletConfig.from_mapping(data)
     except KubeletConfigInvalidError as err:
         raise KubeletConfigInvalidError(tuple(f"{source}: {e}" for e in err.errors)) from err

@@ -233,3 +233,30 @@ def test_configz_answer_round_trips(tmp_path: Path) -> None:
         assert effective.config == config
         assert effective.origins["cpuManagerPolicy"] == "configz"
         assert effective.sources == (f"configz {path}",)
+
+
+UNQUOTED = [
+    ("cpuManagerPolicyOptions:\n  full-pcpus-only: true\n", "bool", "cpuManagerPolicyOptions"),
+    ("topologyManagerPolicyOptions:\n  max-allowable-numa-nodes: 16\n", "number", "topology"),
+    ("kubeReserved:\n  cpu: 1\n", "number", "kubeReserved"),
+]
+
+
+@pytest.mark.parametrize(("text", "kind", "field"), UNQUOTED, ids=[u[2] for u in UNQUOTED])
+def test_files_need_quoted_strings_where_the_kubelet_wants_strings(
+    tmp_path: Path, text: str, kind: str, field: str
+) -> None:
+    from cpumanager.errors import ConfigError
+
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    expected = rf"json: cannot unmarshal {kind} into Go struct field KubeletConfiguration\.{field}"
+    with pytest.raises(ConfigError, match=expected):
+        read_kubelet_config(path)
+    with pytest.raises(ConfigError, match=expected):
+        load_effective_config(config=path)
+    drop_ins = tmp_path / "conf.d"
+    drop_ins.mkdir()
+    (drop_ins / "10.conf").write_text(text)
+    with pytest.raises(ConfigError, match=r"^10\.conf: json: cannot unmarshal"):
+        load_effective_config(config_dir=drop_ins)

@@ -26,7 +26,7 @@ from cpumanager.formats.kubelet_config.defaults import (
     apply_defaults,
     merge_default_eviction,
 )
-from cpumanager.formats.kubelet_config.fields import fail, mapping
+from cpumanager.formats.kubelet_config.fields import check_string_maps, fail, mapping
 from cpumanager.formats.kubelet_config.flags import KubeletFlags
 from cpumanager.formats.kubelet_config.model import KubeletConfig
 
@@ -174,6 +174,7 @@ def _checked(source: ConfigSource) -> Mapping[str, object]:
     """The source's mapping; a mistyped field is reported with the source's name."""
     try:
         body = check_kind(source.body)
+        check_string_maps(body)
         decode(body)
     except ConfigError as err:
         msg = f"{source.name}: {err.message}"

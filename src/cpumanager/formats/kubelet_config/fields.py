@@ -19,6 +19,8 @@ from cpumanager.errors import ConfigError, WorkloadError
 
 __all__ = [
     "RESERVABLE",
+    "STRING_MAPS",
+    "check_string_maps",
     "bool_field",
     "empty_map",
     "eviction_bytes",
@@ -50,6 +52,50 @@ _DURATION_UNITS = {
     "h": Fraction(3600),
 }
 _MAX_DURATION_S = Fraction(2**63 - 1, 10**9)  # Go's time.Duration is int64 nanoseconds
+
+
+# v1beta1 fields typed map[string]string: the kubelet's JSON decoder refuses a YAML boolean
+# or number there (``full-pcpus-only: true`` must be quoted).
+STRING_MAPS = (
+    "cpuManagerPolicyOptions",
+    "topologyManagerPolicyOptions",
+    "kubeReserved",
+    "systemReserved",
+    "evictionHard",
+)
+_JSON_KINDS = (
+    (bool, "bool"),
+    (int, "number"),
+    (float, "number"),
+    (list, "array"),
+    (dict, "object"),
+)
+
+
+def check_string_maps(body: Mapping[str, object]) -> None:
+    """Refuse non-string values in string maps, as decoding a configuration file does.
+
+    The scenario format is more lenient (it turns ``true`` and ``8`` into strings); files
+    the kubelet reads are checked here first.
+    """
+    for name in STRING_MAPS:
+        raw = body.get(name)
+        if not isinstance(raw, Mapping):
+            continue
+        for key, value in raw.items():
+            kind = next((label for t, label in _JSON_KINDS if isinstance(value, t)), None)
+            if kind is not None:
+                fail(
+                    f"json: cannot unmarshal {kind} into Go struct field "
+                    f"KubeletConfiguration.{name} of type string ({name}.{key}: {value!r}); "
+                    f'quote the value, e.g. "{_yaml_text(value)}"'
+                )
+
+
+def _yaml_text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def fail(message: str) -> NoReturn:
