@@ -12,6 +12,7 @@ import pytest
 
 from cpumanager.adapters.node_collect import (
     CollectOptions,
+    _size_name,
     collect_snapshot,
     load_snapshot,
     write_snapshot,
@@ -107,6 +108,28 @@ def test_gpu_node_devices_on_both_numa_nodes(short_dir: Path) -> None:
     assert memory["content"] == {"policyName": "None", "machineState": {}, "checksum": 4236770233}
 
 
+def test_hugepage_pools_per_numa_node(short_dir: Path) -> None:
+    # 1024 pages of 2 MiB on each node: the pools the memory manager's machine state splits
+    assert take("gpu", short_dir).hugepages == {
+        0: {"hugepages-2Mi": 2 << 30},
+        1: {"hugepages-2Mi": 2 << 30},
+    }
+    assert take("kubeadm", short_dir).hugepages == {}
+
+
+@pytest.mark.parametrize(
+    ("kib", "name"),
+    [
+        (2048, "hugepages-2Mi"),
+        (1048576, "hugepages-1Gi"),
+        (64, "hugepages-64Ki"),
+        (32768, "hugepages-32Mi"),
+    ],
+)
+def test_page_sizes_are_named_as_the_kubelet_names_them(kib: int, name: str) -> None:
+    assert _size_name(kib) == name
+
+
 def test_offline_cpus_are_not_in_the_machine(short_dir: Path) -> None:
     snap = take("offline-cpus", short_dir)
     assert snap.topology().all_cpus == CPUSet.parse("0-5,8-13")
@@ -168,6 +191,11 @@ def test_file_round_trip(short_dir: Path, tmp_path: Path) -> None:
     again = load_snapshot(out)
     assert snapshot_to_json(again) == out.read_bytes()
     assert again.pod_resources == snap.pod_resources
+    assert (
+        again.hugepages
+        == snap.hugepages
+        == {0: {"hugepages-2Mi": 2 << 30}, 1: {"hugepages-2Mi": 2 << 30}}
+    )
     assert again.checkpoints["cpu_manager_state"].raw == snap.checkpoints["cpu_manager_state"].raw
 
 

@@ -92,6 +92,7 @@ class NodeSpec:
     serves: bool = True
     corrupt: bool = False
     topology: CPUTopology | None = None  # None: the 16-CPU two-socket fixture machine
+    hugepages_2m: int = 0  # 2 MiB pages on each NUMA node
 
 
 def _machine(root: Path, offline: str) -> None:
@@ -218,6 +219,11 @@ def build_node(spec: NodeSpec, dest: Path) -> None:
         _machine(dest, spec.offline)
     else:
         tree_from_topology(dest, spec.topology)
+    for node in (0, 1) if spec.hugepages_2m else ():
+        pool = dest / f"sys/devices/system/node/node{node}/hugepages/hugepages-2048kB"
+        pool.mkdir(parents=True)
+        (pool / "nr_hugepages").write_text(f"{spec.hugepages_2m}\n")
+        (pool / "free_hugepages").write_text(f"{spec.hugepages_2m}\n")
     (dest / "etc").mkdir(parents=True)
     (dest / "etc/hostname").write_text(spec.hostname + "\n")
     kubelet_dir = dest / KUBELET
@@ -303,6 +309,7 @@ def node_specs() -> list[NodeSpec]:
             _static(),
             [PodSpec(**vars(p)) for p in GPU_PODS],
             devices={"nvidia.com/gpu": GPUS},
+            hugepages_2m=1024,
         ),
         NodeSpec(
             "corrupt-checkpoint", "corrupt-node-1", static_text, _static(), fresh(), corrupt=True

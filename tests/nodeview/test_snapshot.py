@@ -124,6 +124,9 @@ def test_every_key_is_present_even_when_empty() -> None:
         ),
         (lambda t: t.update(schemaVersion="1"), "schemaVersion: expected a whole number"),
         (lambda t: t.update(schemaVersion=0), "an older cpumanager"),
+        (lambda t: t.update(hugepages={"x": {}}), "hugepages.x: keys are NUMA node ids"),
+        (lambda t: t.update(hugepages={"0": {"memory": 1}}), "hugepages-<size>"),
+        (lambda t: t.update(hugepages={"0": {"hugepages-2Mi": -1}}), "out of range"),
     ],
     ids=[
         "base64",
@@ -136,6 +139,9 @@ def test_every_key_is_present_even_when_empty() -> None:
         "pods",
         "version-type",
         "version-old",
+        "hugepages-node",
+        "hugepages-name",
+        "hugepages-negative",
     ],
 )
 def test_bad_fields_are_named(edit, expected: str) -> None:

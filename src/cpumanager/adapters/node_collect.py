@@ -23,6 +23,7 @@ links are not followed) and at most :data:`MAX_NODE_FILE_BYTES` long.
 from __future__ import annotations
 
 import json
+import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -162,6 +163,50 @@ def _machine(root: Path) -> tuple[dict[str, object] | None, Source]:
         return None, Source("machine", "invalid", where, _clip(err.message))
     warnings = "; ".join(topology.warnings)
     return topology_to_dict(topology), Source("machine", "ok", where, _clip(warnings))
+
+
+_HUGEPAGE_DIR = re.compile(r"hugepages-(\d{1,10})kB")
+_NODE_DIR = re.compile(r"node(\d{1,7})")
+_MAX_POOLS = 64
+
+
+def _size_name(kib: int) -> str:
+    """The kubelet's resource name for a page size: ``hugepages-2Mi``, ``hugepages-1Gi``."""
+    for unit, factor in (("Ti", 1 << 30), ("Gi", 1 << 20), ("Mi", 1 << 10)):
+        if kib % factor == 0:
+            return f"hugepages-{kib // factor}{unit}"
+    return f"hugepages-{kib}Ki"
+
+
+def _hugepages(root: Path) -> dict[int, dict[str, int]]:
+    """Each NUMA node's hugepage pools in bytes (``nr_hugepages`` x page size); nodes or
+    pools that cannot be read are left out (the machine source already names a bad tree)."""
+    nodes_dir = root / "sys/devices/system/node"
+    result: dict[int, dict[str, int]] = {}
+    try:
+        nodes = sorted(nodes_dir.iterdir())[:4096]
+    except OSError:
+        return result
+    for node_dir in nodes:
+        node = _NODE_DIR.fullmatch(node_dir.name)
+        if node is None or node_dir.is_symlink():
+            continue
+        try:
+            pools = sorted((node_dir / "hugepages").iterdir())[:_MAX_POOLS]
+        except OSError:
+            continue
+        for pool in pools:
+            size = _HUGEPAGE_DIR.fullmatch(pool.name)
+            if size is None:
+                continue
+            try:
+                count = int(_read_node_file(pool / "nr_hugepages")[:32].strip() or b"0")
+            except (_UnusableError, ValueError):
+                continue
+            if count > 0:
+                kib = int(size.group(1))
+                result.setdefault(int(node.group(1)), {})[_size_name(kib)] = count * kib * 1024
+    return result
 
 
 # --- configuration ---------------------------------------------------------------------
@@ -317,6 +362,7 @@ def collect_snapshot(
         root=str(options.root),
         kubelet_root=str(options.kubelet_root),
         machine=machine,
+        hugepages=_hugepages(options.root) if machine is not None else {},
         config=config,
         checkpoints=checkpoints,
         pod_resources=answers,

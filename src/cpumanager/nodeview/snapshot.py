@@ -7,6 +7,8 @@ Written by ``cpumanager node snapshot`` (collection: ``adapters/node_collect.py`
 * ``schema``/``schemaVersion``, ``tool`` (cpumanager version), ``collectedAt`` (UTC),
   ``nodeName``, ``root`` and ``kubeletRoot`` (where it was read);
 * ``machine``: the machine file format (``formats/machine_format.py``) of the sysfs tree;
+* ``hugepages``: per NUMA node, each hugepage pool's total bytes (``{"0": {"hugepages-2Mi":
+  2147483648}}``), from ``nodeN/hugepages/hugepages-<kB>kB/nr_hugepages``;
 * ``config``: the effective KubeletConfiguration, ``fields`` under v1beta1 names, each
   ``{"value": ..., "from": "default" | "file" | ...}``, with ``status`` and ``problem`` (the
   kubelet's validation error when it would refuse to start);
@@ -28,7 +30,7 @@ import base64
 import binascii
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from cpumanager.core.ids import ContainerID, ContainerName, PodUID
@@ -124,6 +126,8 @@ class NodeSnapshot:
     pods: tuple[NodePod, ...] | None
     sources: tuple[Source, ...]
     schema_version: int = SCHEMA_VERSION
+    # NUMA node -> {"hugepages-2Mi": total bytes}: the pools the memory manager splits
+    hugepages: Mapping[int, Mapping[str, int]] = field(default_factory=dict)
 
     def topology(self) -> CPUTopology:
         """The machine as a CPUTopology; SnapshotError when the snapshot has none."""
@@ -191,6 +195,10 @@ def snapshot_to_dict(snapshot: NodeSnapshot) -> dict[str, object]:
         "root": snapshot.root,
         "kubeletRoot": snapshot.kubelet_root,
         "machine": None if snapshot.machine is None else dict(snapshot.machine),
+        "hugepages": {
+            str(node): dict(sorted(pools.items()))
+            for node, pools in sorted(snapshot.hugepages.items())
+        },
         "config": config,
         "checkpoints": {
             kind: {
@@ -281,6 +289,20 @@ def _config(raw: object) -> ConfigView | None:
     )
 
 
+def _hugepages(body: Mapping[str, object]) -> dict[int, dict[str, int]]:
+    result: dict[int, dict[str, int]] = {}
+    for node, raw in get_map(body, "hugepages", "").items():
+        where = f"hugepages.{node}"
+        if not node.isdigit() or len(node) > 7:
+            fail(where, "keys are NUMA node ids")
+        pools = obj(raw, where)
+        for name in pools:
+            if not name.startswith("hugepages-"):
+                fail(f"{where}.{name}", "expected a hugepages-<size> resource name")
+        result[int(node)] = {name: get_int(pools, name, where) for name in pools}
+    return result
+
+
 def _pods(raw: object) -> tuple[NodePod, ...] | None:
     if raw is None:
         return None
@@ -346,4 +368,5 @@ def snapshot_from_json(data: bytes, *, source: str = "snapshot") -> NodeSnapshot
         pods=_pods(tree.get("pods")),
         sources=_sources(tree),
         schema_version=version,
+        hugepages=_hugepages(tree),
     )
