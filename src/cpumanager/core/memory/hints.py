@@ -26,7 +26,7 @@ are checked one by one and become the rule's extras. :func:`best_hint` (the kube
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from types import MappingProxyType
 
@@ -188,20 +188,16 @@ def best_hint(
     containing: int = 0,
     implicit: bool | None = None,
 ) -> TopologyHint | None:
-    """The kubelet's ``findBestHint`` over the hints whose masks hold the ``containing`` bits
-    (the allocation's default hint and its widening); ``implicit`` as in :func:`memory_hints`."""
+    """The kubelet's ``findBestHint`` (preferred first, then narrower; the masks are distinct,
+    so there are no ties) over the hints whose masks hold the ``containing`` bits: the
+    allocation's default hint and its widening. ``implicit`` as in :func:`memory_hints`."""
     if not _as_rule(state, implicit):
-        return _best(
-            h
-            for h in _listed(state, pod_uid, requests)
-            if h.mask is not None and h.mask.bits & containing == containing
-        )
+        found = [h for h in _listed(state, pod_uid, requests) if _holds(h, containing)]
+        return min(found, key=TopologyHint.sort_key, default=None)
     source = _rule(state, pod_uid, requests)
     if source is None:
         return None
-    found = [
-        h for h in source.extras() if h.mask is not None and h.mask.bits & containing == containing
-    ]
+    found = [h for h in source.extras() if _holds(h, containing)]
     if not containing & ~source.universe:
         for size in range(max(1, containing.bit_count()), source.universe.bit_count() + 1):
             bits = smallest_mask(
@@ -213,15 +209,5 @@ def best_hint(
     return min(found, key=TopologyHint.sort_key, default=None)
 
 
-def _best(hints: Iterable[TopologyHint]) -> TopologyHint | None:
-    """The kubelet's ``findBestHint``: preferred first, then narrower; first one wins ties."""
-    best: TopologyHint | None = None
-    for hint in hints:
-        assert hint.mask is not None
-        if best is None or (hint.preferred and not best.preferred):
-            best = hint
-        elif hint.preferred == best.preferred:
-            assert best.mask is not None
-            if hint.mask.is_narrower_than(best.mask):
-                best = hint
-    return best
+def _holds(hint: TopologyHint, bits: int) -> bool:
+    return hint.mask is not None and hint.mask.bits & bits == bits
