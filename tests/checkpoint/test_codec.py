@@ -308,9 +308,3 @@ def test_models_are_values() -> None:
     assert hash(b) == hash(CheckpointV1("s", "0", None, 5))
     assert b.__eq__(a) is NotImplemented
     assert CheckpointV1("s", "0", None).plain_entries() is None
-
-
-def test_go_quote_and_one_line() -> None:
-    assert gojson.go_quote('a"\\\n\t\r\x01é\u2028') == '"a\\"\\\\\\n\\t\\r\\x01é\\u2028"'
-    assert gojson.one_line("plain name") == "plain name"
-    assert gojson.one_line("two\nlines") == "two\\nlines"

@@ -23,16 +23,16 @@ from typing import Literal, NoReturn
 
 from cpumanager.checkpoint import fast, gojson
 from cpumanager.checkpoint.checksum import checksum_of
-from cpumanager.checkpoint.cpulist import MAX_CPU_ID, CPUListError, parse_cpu_list
+from cpumanager.checkpoint.cpulist import CPUListError, parse_cpu_list
 from cpumanager.checkpoint.gojson import JSONNumber, JSONObject, JSONValue, encode_string
 from cpumanager.checkpoint.model import CheckpointV1, CheckpointV2, FormatName
 from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.gocompat import go_quote
 from cpumanager.core.ids import ContainerName, PodUID
 from cpumanager.core.state import StateSnapshot
 from cpumanager.errors import CheckpointCorruptError, CheckpointFormatError
 
 __all__ = [
-    "MAX_CPU_ID",
     "Attempt",
     "DecodeOrder",
     "attempt",
@@ -378,15 +378,14 @@ def _raise_first_bad(checkpoint: CheckpointV2, source: str) -> NoReturn:
     try:
         parse_cpu_list(text)
     except CPUListError as err:
-        _format_error(f"default cpu set {gojson.go_quote(text)}", err, source)
+        _format_error(f"default cpu set {go_quote(text)}", err, source)
     for pod, containers in sorted((checkpoint.entries or {}).items()):
         for name, cpus in sorted((containers or {}).items()):
             try:
                 parse_cpu_list(cpus)
             except CPUListError as err:
                 what = (
-                    f"cpuset {gojson.go_quote(cpus)} for container {gojson.go_quote(name)} "
-                    f"in pod {gojson.go_quote(pod)}"
+                    f"cpuset {go_quote(cpus)} for container {go_quote(name)} in pod {go_quote(pod)}"
                 )
                 _format_error(what, err, source)
     raise AssertionError  # pragma: no cover - called only after a list failed to parse

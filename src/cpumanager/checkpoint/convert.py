@@ -23,12 +23,12 @@ from typing import Literal
 
 from cpumanager.checkpoint import codec
 from cpumanager.checkpoint.codec import Attempt
-from cpumanager.checkpoint.gojson import go_quote
 from cpumanager.checkpoint.loader import V1_PSEUDO_POD
 from cpumanager.checkpoint.migrate import v1_to_v2, v2_to_v1
 from cpumanager.checkpoint.model import CheckpointV1, CheckpointV2
 from cpumanager.core.containermap import ContainerMap
 from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.gocompat import go_quote
 from cpumanager.core.ids import ContainerID, ContainerName, PodUID
 from cpumanager.core.state import StateSnapshot
 from cpumanager.errors import CheckpointFormatError, ContainerMapRequiredError

@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import NoReturn
 
+from cpumanager.core.gocompat import go_quote
+
 __all__ = [
     "GoJSONSyntaxError",
     "JSONArray",
@@ -28,8 +30,6 @@ __all__ = [
     "JSONValue",
     "encode_string",
     "fold_key",
-    "go_quote",
-    "one_line",
     "parse",
 ]
 
@@ -111,38 +111,6 @@ def fold_key(key: str) -> str:
     the only non-ASCII runes whose simple case folding reaches an ASCII letter.
     """
     return "".join(ch.lower() if ch.isascii() else ch for ch in key.translate(_KEY_FOLD))
-
-
-# --- Go string quoting (for error messages) ---------------------------------------------
-
-
-def go_quote(text: str) -> str:
-    """Approximately Go's ``%q``: double quotes, ``\\"`` and ``\\\\``, non-printables escaped."""
-    out = ['"']
-    for ch in text:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch.isprintable():
-            out.append(ch)
-        elif ord(ch) <= 0xFF:
-            out.append(f"\\x{ord(ch):02x}")
-        elif ord(ch) <= 0xFFFF:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(f"\\U{ord(ch):08x}")
-    out.append('"')
-    return "".join(out)
-
-
-def one_line(text: str) -> str:
-    """``text`` as is when printable, else with Go-style escapes (for one-line messages)."""
-    return text if text.isprintable() else go_quote(text)[1:-1]
 
 
 # --- reader -----------------------------------------------------------------------------

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 
 from cpumanager.checkpoint import codec, fast
 from cpumanager.checkpoint.codec import Attempt, DecodeOrder
-from cpumanager.checkpoint.gojson import go_quote
 from cpumanager.checkpoint.migrate import v1_to_v2
 from cpumanager.checkpoint.model import CheckpointV1, CheckpointV2
 from cpumanager.core.containermap import ContainerMap
 from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.gocompat import go_quote
 from cpumanager.core.ids import ContainerID, ContainerName, PodUID, pod_uid_problem
 from cpumanager.core.restore import check_policy_name, validation_problems
 from cpumanager.core.state import StateSnapshot

@@ -16,9 +16,9 @@ import json
 from collections.abc import Mapping
 
 from cpumanager.checkpoint.checksum import checksum_of
-from cpumanager.checkpoint.gojson import one_line
 from cpumanager.checkpoint.model import CheckpointV1, CheckpointV2
 from cpumanager.core.containermap import ContainerMap
+from cpumanager.core.gocompat import one_line
 from cpumanager.core.ids import ContainerID, ContainerName, PodUID
 from cpumanager.errors import InputError, StateValidationError
 

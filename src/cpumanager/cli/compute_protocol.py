@@ -30,9 +30,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Final, Literal
 
-from cpumanager.core.allocation.options import StaticPolicyOptions, parse_go_bool
+from cpumanager.core.allocation.options import StaticPolicyOptions
 from cpumanager.core.bitmask import NUMAMask
 from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.gocompat import parse_go_bool
 from cpumanager.core.hints.cpu_hints import generate_cpu_hints
 from cpumanager.core.hints.hint import NO_PLACEMENT, NO_PREFERENCE, TopologyHint
 from cpumanager.core.hints.limits import ENUMERATE_LIMIT

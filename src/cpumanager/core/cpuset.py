@@ -18,12 +18,15 @@ from collections.abc import Iterable
 from cpumanager.core.bitset import IntBitSet
 from cpumanager.errors import InvalidCPUSetError
 
-__all__ = ["MAX_CPU_ID", "CPUSet"]
+__all__ = ["MAX_CHECKPOINT_CPU_ID", "MAX_CPU_ID", "CPUSet"]
 
 _MAX_ATOI = (1 << 63) - 1
 # Parsing is where outside text meets memory: "0-4294967296" would be a 512 MiB int. Linux
 # caps NR_CPUS at 8192 today; ids up to about a million are accepted, larger ones rejected.
 MAX_CPU_ID = (1 << 20) - 1
+# A checkpoint is stricter: every CPU list in a cpu_manager_state file is parsed before the
+# machine is known, so a hand-edited typo is refused at 65,535 rather than at MAX_CPU_ID.
+MAX_CHECKPOINT_CPU_ID = 65_535
 # Ids of at most 18 digits always fit Go's int64, so text matching this needs no _atoi.
 _PLAIN = re.compile(r"\d{1,18}(?:-\d{1,18})?(?:,\d{1,18}(?:-\d{1,18})?)*", re.ASCII)
 

@@ -22,9 +22,8 @@ and add what differs and what to do. The none policy validates nothing.
 
 from __future__ import annotations
 
-import json
-
 from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.gocompat import go_quote, one_line
 from cpumanager.core.state import StateSnapshot
 from cpumanager.errors import StateValidationError
 
@@ -36,28 +35,18 @@ _REMEDY = (
 )
 
 
-def _quoted(text: str) -> str:
-    """Go's ``%q`` closely enough for messages: quotes, and escapes for unprintables."""
-    return json.dumps(text, ensure_ascii=False)
-
-
-def _plain(text: str) -> str:
-    """Go's ``%s`` of a name, kept on one line."""
-    return text if text.isprintable() else json.dumps(text, ensure_ascii=False)[1:-1]
-
-
 def check_policy_name(snapshot: StateSnapshot, configured_policy: str, *, source: str) -> None:
     """Raise unless the checkpoint was written by the configured policy."""
     if snapshot.policy_name == configured_policy:
         return
     kubelet = (
-        f"configured policy {_quoted(configured_policy)} differs from state checkpoint policy "
-        f"{_quoted(snapshot.policy_name)}"
+        f"configured policy {go_quote(configured_policy)} differs from state checkpoint policy "
+        f"{go_quote(snapshot.policy_name)}"
     )
     message = (
         f"checkpoint {source!r}: {kubelet}; the kubelet cannot switch policies on a live "
         f"state: drain the node and delete the checkpoint, or configure policy "
-        f"{_quoted(snapshot.policy_name)} again"
+        f"{go_quote(snapshot.policy_name)} again"
     )
     raise StateValidationError(message, reasons=(kubelet,))
 
@@ -103,7 +92,7 @@ def validation_problems(
         for name, cpus in containers.items():
             if cpus & default:
                 problems.append(
-                    f'pod: {_plain(pod_uid)}, container: {_plain(name)} cpuset: "{cpus}" '
+                    f'pod: {one_line(pod_uid)}, container: {one_line(name)} cpuset: "{cpus}" '
                     f'overlaps with default cpuset "{default}" (shared {cpus & default})'
                 )
     union = default | assigned

@@ -71,12 +71,12 @@ def topology_to_dict(topology: CPUTopology) -> dict[str, Any]:
     return out
 
 
-# Ids (CPUs, cores, sockets, NUMA nodes, caches) index bitmasks: keep them in CPUSet's range.
-_MAX_ID = MAX_CPU_ID
 _MAX_AMOUNT = (1 << 63) - 1  # bytes, counters, distances: what the kernel can report
 
 
-def _int(value: object, where: str, *, high: int = _MAX_ID) -> int:
+def _int(value: object, where: str, *, high: int = MAX_CPU_ID) -> int:
+    # Ids (CPUs, cores, sockets, NUMA nodes, caches) index bitmasks: the default bound keeps
+    # them in CPUSet's range.
     if isinstance(value, bool) or not isinstance(value, int):
         msg = f"{where} must be an integer, got {value!r}; fix the machine description"
         raise MachineError(msg)

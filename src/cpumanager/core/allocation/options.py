@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 
+from cpumanager.core.gocompat import go_quote, parse_go_bool
 from cpumanager.core.topology import CPUTopology
 from cpumanager.errors import ConfigError
 
@@ -30,7 +31,6 @@ __all__ = [
     "STRICT_CPU_RESERVATION",
     "Maturity",
     "StaticPolicyOptions",
-    "parse_go_bool",
     "validate_align_by_socket",
 ]
 
@@ -57,8 +57,6 @@ OPTION_MATURITY: Mapping[str, Maturity] = {
     PREFER_ALIGN_CPUS_BY_UNCORECACHE: Maturity.BETA,
 }
 
-_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
-_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
 
 # Checked in this order, as the kubelet does after parsing every option.
 _INCOMPATIBLE = (
@@ -67,15 +65,6 @@ _INCOMPATIBLE = (
     (PREFER_ALIGN_CPUS_BY_UNCORECACHE, DISTRIBUTE_CPUS_ACROSS_CORES),
     (PREFER_ALIGN_CPUS_BY_UNCORECACHE, DISTRIBUTE_CPUS_ACROSS_NUMA),
 )
-
-
-def parse_go_bool(text: str) -> bool | None:
-    """Go's ``strconv.ParseBool``; None when the text is not a boolean."""
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,25 +94,25 @@ class StaticPolicyOptions:
         for name in sorted(raw):
             maturity = OPTION_MATURITY.get(name)
             if maturity is None:
-                msg = f'unknown CPU Manager Policy option: "{name}"'
+                msg = f"unknown CPU Manager Policy option: {go_quote(name)}"
                 raise ConfigError(msg)
             if maturity is Maturity.ALPHA and not alpha_enabled:
                 msg = (
-                    f'CPU Manager Policy Alpha-level Options not enabled, but option "{name}" '
-                    "provided"
+                    f"CPU Manager Policy Alpha-level Options not enabled, but option "
+                    f"{go_quote(name)} provided"
                 )
                 raise ConfigError(msg)
             if maturity is Maturity.BETA and not beta_enabled:
                 msg = (
-                    f'CPU Manager Policy Beta-level Options not enabled, but option "{name}" '
-                    "provided"
+                    f"CPU Manager Policy Beta-level Options not enabled, but option "
+                    f"{go_quote(name)} provided"
                 )
                 raise ConfigError(msg)
             value = parse_go_bool(raw[name])
             if value is None:
                 msg = (
-                    f'bad value for option "{name}": strconv.ParseBool: parsing '
-                    f'"{raw[name]}": invalid syntax'
+                    f"bad value for option {go_quote(name)}: strconv.ParseBool: parsing "
+                    f"{go_quote(raw[name])}: invalid syntax"
                 )
                 raise ConfigError(msg)
             values[name] = value

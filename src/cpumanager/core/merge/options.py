@@ -34,6 +34,7 @@ from types import MappingProxyType
 from typing import Final, Literal
 
 from cpumanager.core.bitmask import NUMAMask
+from cpumanager.core.gocompat import go_quote, parse_go_bool
 from cpumanager.errors import ConfigError
 
 __all__ = [
@@ -69,25 +70,17 @@ _GATES: Final[Mapping[str, tuple[str, bool]]] = MappingProxyType(
         "beta": ("TopologyManagerPolicyBetaOptions", True),
     }
 )
-_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
-_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
 _INT = re.compile(r"[+-]?[0-9]+")
 _INT64_MAX = (1 << 63) - 1
 
 
-def _go_quote(text: str) -> str:
-    """Go's ``%q`` for the plain strings option names and values are."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def _parse_bool(name: str, value: str) -> bool:
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
+    parsed = parse_go_bool(value)
+    if parsed is not None:
+        return parsed
     msg = (
-        f"bad value for option {_go_quote(name)}: strconv.ParseBool: parsing "
-        f"{_go_quote(value)}: invalid syntax; use true or false"
+        f"bad value for option {go_quote(name)}: strconv.ParseBool: parsing "
+        f"{go_quote(value)}: invalid syntax; use true or false"
     )
     raise ConfigError(msg)
 
@@ -100,8 +93,8 @@ def _parse_int(name: str, value: str) -> int:
             return number
         problem = "value out of range"
     msg = (
-        f"unable to convert policy option to integer {_go_quote(name)}: strconv.Atoi: "
-        f"parsing {_go_quote(value)}: {problem}; use a whole number such as 8 or 64"
+        f"unable to convert policy option to integer {go_quote(name)}: strconv.Atoi: "
+        f"parsing {go_quote(value)}: {problem}; use a whole number such as 8 or 64"
     )
     raise ConfigError(msg)
 
@@ -120,7 +113,7 @@ def _check_available(
     level = maturity.get(name)
     if level is None:
         known = ", ".join(sorted(maturity))
-        msg = f"unknown Topology Manager Policy option: {_go_quote(name)}; use one of: {known}"
+        msg = f"unknown Topology Manager Policy option: {go_quote(name)}; use one of: {known}"
         raise ConfigError(msg)
     if level == "stable":
         return
@@ -128,7 +121,7 @@ def _check_available(
     if not gates.get(gate, default):
         msg = (
             f"topology manager policy {level}-level options not enabled, but option "
-            f"{_go_quote(name)} provided; enable the feature gate {gate} or drop the option"
+            f"{go_quote(name)} provided; enable the feature gate {gate} or drop the option"
         )
         raise ConfigError(msg)
 
@@ -156,14 +149,14 @@ def parse_policy_options(
             number = _parse_int(name, value)
             if number < DEFAULT_MAX_ALLOWABLE_NUMA_NODES:
                 msg = (
-                    f"the minimum value of {_go_quote(name)} should not be less than "
+                    f"the minimum value of {go_quote(name)} should not be less than "
                     f"{DEFAULT_MAX_ALLOWABLE_NUMA_NODES}; use {DEFAULT_MAX_ALLOWABLE_NUMA_NODES} "
                     "or more"
                 )
                 raise ConfigError(msg)
             max_nodes = number
         else:
-            msg = f"unsupported topologymanager option: {_go_quote(name)} ({value})"
+            msg = f"unsupported topologymanager option: {go_quote(name)} ({value})"
             raise ConfigError(msg)
     return TopologyPolicyOptions(
         prefer_closest_numa=prefer_closest, max_allowable_numa_nodes=max_nodes
