@@ -22,6 +22,7 @@ from cpumanager.checkpoint import codec, device, fastjson, gojson, memory
 from cpumanager.checkpoint.device import DeviceManagerCheckpoint, DeviceManagerCheckpointV1
 from cpumanager.checkpoint.memory import MemoryManagerCheckpoint
 from cpumanager.checkpoint.model import CheckpointV1, CheckpointV2
+from cpumanager.core.gocompat import one_line
 from cpumanager.errors import CheckpointFormatError
 
 __all__ = [
@@ -81,7 +82,7 @@ def _detect(data: bytes, source: str) -> tuple[CheckpointKind, gojson.JSONValue]
     if kind is None:
         found = []
         if isinstance(tree, gojson.JSONObject):
-            found = [gojson.one_line(key) for key, _ in tree.members][:8]
+            found = [one_line(key) for key, _ in tree.members][:8]
         shown = ", ".join(found) if found else "no keys"
         message = (
             f"{source!r} is none of the kubelet's checkpoints (top-level keys: {shown}); "
