@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from cpumanager.checkpoint.gojson import go_quote
 from cpumanager.checkpoint.memory import (
     MachineState,
     MemoryManagerCheckpoint,
@@ -34,6 +33,7 @@ from cpumanager.checkpoint.memory import (
     NUMANodeState,
     attempt_memory,
 )
+from cpumanager.core.gocompat import go_quote
 from cpumanager.errors import CheckpointCorruptError, CheckpointFormatError, StateValidationError
 
 __all__ = [

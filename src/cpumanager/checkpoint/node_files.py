@@ -17,6 +17,7 @@ from cpumanager.checkpoint.device import DeviceManagerCheckpoint, DeviceManagerC
 from cpumanager.checkpoint.device_restore import restore_device_state
 from cpumanager.checkpoint.memory import MachineState, MemoryManagerCheckpoint
 from cpumanager.checkpoint.memory_restore import restore_memory_state, validate_memory_state
+from cpumanager.core.gocompat import one_line
 from cpumanager.errors import CheckpointError, CheckpointFormatError
 
 __all__ = ["NodeVerdict", "read_node_file", "rewrite_node_file", "summary", "verify_node_file"]
@@ -204,7 +205,7 @@ def rewrite_node_file(data: bytes, kind: OtherKind, *, source: str, to_v2: bool 
     """Canonical bytes with a fresh checksum (and V1 → V2 devices when ``to_v2``)."""
     extra = unknown_keys(data, kind) if _parses(data) else ()
     if extra:
-        shown = ", ".join(gojson.one_line(k) for k in extra)
+        shown = ", ".join(one_line(k) for k in extra)
         message = (
             f"{source!r} has keys the released format does not know ({shown}); a rewrite "
             "would drop them, so nothing was written"
