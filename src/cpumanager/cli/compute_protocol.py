@@ -51,7 +51,7 @@ from cpumanager.errors import (
     MachineError,
 )
 from cpumanager.formats.machine_format import topology_from_dict
-from cpumanager.presets import get_preset, is_preset
+from cpumanager.presets import MAX_SHAPE_CPUS, get_preset, is_preset
 
 __all__ = [
     "KINDS",
@@ -68,8 +68,6 @@ KINDS: Final[tuple[Kind, ...]] = ("take", "hints", "merge")
 
 # The kernel's largest NUMA node count is 1024; higher ids would only cost memory.
 MAX_NUMA_NODE_ID: Final = 1023
-# A shape string builds its machine in memory; real machines stay far below this.
-MAX_SHAPE_CPUS: Final = 65536
 # Listing every hint walks 2^nodes masks: past this many CPU-bearing nodes it takes minutes.
 MAX_HINT_NUMA_NODES: Final = ENUMERATE_LIMIT
 
