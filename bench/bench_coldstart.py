@@ -1,7 +1,10 @@
-"""Cold start of ``cpumanager --version`` (goal: 150 ms or less), and what it imports.
+"""Cold start of short commands against a bare interpreter (issue 12: at most 5x).
 
-Runs the command in fresh interpreters, prints best and median wall time next to a bare
-``python -c pass`` baseline, then the slowest imports from ``python -X importtime``.
+Runs each command in fresh interpreters (``python -m cpumanager ...`` with this checkout's
+sources), prints the best and median wall time, the ratio of the bests to a bare
+``python -c pass``, and the time added over it; then the slowest imports of each command
+from ``python -X importtime``. Commands: ``--version``, ``compute take --batch`` on empty
+input, ``state verify`` on a small V2 file.
 
     python bench/bench_coldstart.py [--repeat N]
 """
@@ -9,52 +12,91 @@ Runs the command in fresh interpreters, prints best and median wall time next to
 from __future__ import annotations
 
 import argparse
-import shutil
+import os
+import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
+
+from kubelet import load_note
+
+SRC = Path(__file__).resolve().parent.parent / "src"
+SMALL_STATE = (
+    b'{"policyName":"static","defaultCpuSet":"0-3","entries":{"pod":{"app":"4-5"}},'
+    b'"checksum":54744154}'
+)
 
 
-def wall_ms(command: list[str], repeat: int) -> list[float]:
+def wall_ms(command: list[str], repeat: int, stdin: bytes = b"") -> list[float]:
+    """Wall milliseconds per run; CPU milliseconds (user + system) of each run go to CPU."""
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
     times = []
+    CPU.clear()
     for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        subprocess.run(command, check=True, capture_output=True)
+        subprocess.run(command, check=True, capture_output=True, input=stdin, env=env)
         times.append((time.perf_counter() - start) * 1000)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        used = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+        CPU.append(used * 1000)
     return times
 
 
-def show(label: str, times: list[float]) -> None:
-    print(f"{label:42} best {min(times):6.1f} ms   median {statistics.median(times):6.1f} ms")
+CPU: list[float] = []
+
+
+def slowest_imports(command: list[str], stdin: bytes) -> list[tuple[int, str]]:
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    trace = subprocess.run(
+        [sys.executable, "-X", "importtime", *command[1:]],
+        check=True,
+        capture_output=True,
+        input=stdin,
+        env=env,
+    ).stderr.decode()
+    rows = []
+    for line in trace.splitlines():
+        parts = line.split("|")
+        if len(parts) == 3 and parts[1].strip().isdigit() and "cpumanager" in parts[2]:
+            rows.append((int(parts[1]), parts[2].rstrip()))
+    return sorted(rows, reverse=True)[:5]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=15)
     args = parser.parse_args()
-    show("python -c pass (baseline)", wall_ms([sys.executable, "-c", "pass"], args.repeat))
-    module = [sys.executable, "-m", "cpumanager", "--version"]
-    show("python -m cpumanager --version", wall_ms(module, args.repeat))
-    script = shutil.which("cpumanager")
-    if script is not None:
-        show("cpumanager --version (console script)", wall_ms([script, "--version"], args.repeat))
-    else:
-        print("cpumanager console script not on PATH; install with pip install -e .")
-    trace = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "cpumanager", "--version"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stderr
-    rows = []
-    for line in trace.splitlines():
-        parts = line.split("|")
-        if len(parts) == 3 and parts[1].strip().isdigit():
-            rows.append((int(parts[1]), parts[2].rstrip()))
-    print("slowest imports (cumulative microseconds):")
-    for cumulative, name in sorted(rows, reverse=True)[:8]:
-        print(f"  {cumulative:8d}  {name}")
+    base = wall_ms([sys.executable, "-c", "pass"], args.repeat)
+    base_cpu = min(CPU)
+    print(
+        f"{'python -c pass (baseline)':40} wall best {min(base):6.1f} ms"
+        f"  median {statistics.median(base):6.1f} ms  CPU best {base_cpu:6.1f} ms"
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        state = Path(tmp) / "cpu_manager_state"
+        state.write_bytes(SMALL_STATE)
+        commands = (
+            ("cpumanager --version", ["--version"], b""),
+            ("cpumanager compute take --batch < empty", ["compute", "take", "--batch"], b""),
+            ("cpumanager state verify small-file", ["state", "verify", str(state)], b""),
+        )
+        for label, extra, stdin in commands:
+            command = [sys.executable, "-m", "cpumanager", *extra]
+            times = wall_ms(command, args.repeat, stdin)
+            best = min(times)
+            cpu = min(CPU)
+            print(
+                f"{label:40} wall best {best:6.1f} ms  median {statistics.median(times):6.1f} ms"
+                f"  CPU best {cpu:6.1f} ms = {cpu / base_cpu:3.1f}x baseline"
+                f" (wall {best / min(base):3.1f}x)"
+            )
+            for cumulative, name in slowest_imports(command, stdin):
+                print(f"    {cumulative:8d} us  {name}")
+    print(load_note())
 
 
 if __name__ == "__main__":

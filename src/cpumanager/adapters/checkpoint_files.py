@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cpumanager.adapters import filestore
-from cpumanager.checkpoint.convert import Conversion
-from cpumanager.checkpoint.device import DeviceOrder
-from cpumanager.checkpoint.device_restore import DeviceRestore, restore_device_state
-from cpumanager.checkpoint.memory import MemoryManagerCheckpoint
-from cpumanager.checkpoint.memory_restore import restore_memory_state
-from cpumanager.checkpoint.migrate import parse_container_map
-from cpumanager.core.containermap import ContainerMap
 from cpumanager.errors import CheckpointError, InputError
+
+if TYPE_CHECKING:  # each reader loads its codec when called (short commands start fast)
+    from cpumanager.checkpoint.convert import Conversion
+    from cpumanager.checkpoint.device import DeviceOrder
+    from cpumanager.checkpoint.device_restore import DeviceRestore
+    from cpumanager.checkpoint.memory import MemoryManagerCheckpoint
+    from cpumanager.core.containermap import ContainerMap
 
 __all__ = [
     "load_device_state",
@@ -49,6 +50,8 @@ def read_container_map(path: Path | None) -> ContainerMap | None:
     if data is None:
         message = f"container map {str(path)!r} does not exist"
         raise InputError(message)
+    from cpumanager.checkpoint.migrate import parse_container_map
+
     return parse_container_map(data, source=str(path))
 
 
@@ -73,6 +76,8 @@ def write_checked(data: bytes, dest: Path, *, in_place: bool) -> None:
 
 def load_memory_state(path: Path, *, policy: str) -> MemoryManagerCheckpoint | None:
     """The memory manager's restore of ``path`` (None: no file); its refusal otherwise."""
+    from cpumanager.checkpoint.memory_restore import restore_memory_state
+
     return restore_memory_state(
         filestore.read_bytes(path), source=str(path), configured_policy=policy
     )
@@ -80,4 +85,6 @@ def load_memory_state(path: Path, *, policy: str) -> MemoryManagerCheckpoint | N
 
 def load_device_state(path: Path, *, order: DeviceOrder = "v2-only") -> DeviceRestore:
     """The device manager's restore of ``path``: never refuses, says what it dropped."""
+    from cpumanager.checkpoint.device_restore import restore_device_state
+
     return restore_device_state(filestore.read_bytes(path), order=order)

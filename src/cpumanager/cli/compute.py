@@ -17,12 +17,14 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from cpumanager.cli.compute_protocol import Answer, ComputeSession, Kind
 from cpumanager.cli.options import emit_json, load_topology, machine_options
+
+if TYPE_CHECKING:  # the protocol imports the allocation and merge code: only when needed
+    from cpumanager.cli.compute_protocol import Answer, ComputeSession, Kind
 
 __all__ = ["compute"]
 
@@ -46,12 +48,25 @@ def _batch_option(func: F) -> F:
     )(func)
 
 
-def _run(kind: Kind, session: ComputeSession, lines: Iterable[bytes]) -> None:
-    """Answer every non-blank line; exit 1 at the end if any line was bad input."""
+def _session(**settings: Any) -> ComputeSession:
+    from cpumanager.cli.compute_protocol import ComputeSession
+
+    return ComputeSession(**settings)
+
+
+def _run(kind: Kind, settings: Mapping[str, Any], lines: Iterable[bytes]) -> None:
+    """Answer every non-blank line; exit 1 at the end if any line was bad input.
+
+    The session (and the code it imports) is created at the first request: empty input
+    costs only the interpreter and click.
+    """
     bad = False
+    session: ComputeSession | None = None
     for line in lines:
         if not line.strip():
             continue
+        if session is None:
+            session = _session(**settings)
         answer = session.answer_bytes(kind, line)
         bad = bad or answer.input_error
         emit_json(answer.body)
@@ -173,7 +188,6 @@ def _answer_cpu_request(
     ``extras`` is called only after the shared fields are built, so a bad machine or
     option is reported before a bad command-specific flag.
     """
-    session = ComputeSession()
     if flags.batch:
         _forbid(
             {
@@ -186,7 +200,7 @@ def _answer_cpu_request(
                 **extra_flags,
             }
         )
-        _run(kind, session, _stdin())
+        _run(kind, {}, _stdin())
         return
     _require({"--available": flags.available, "--count": flags.count})
     request: dict[str, object] = {
@@ -197,7 +211,7 @@ def _answer_cpu_request(
         "feature_gates": _pairs(flags.gates, "--feature-gate"),
     }
     request.update(extras())
-    _finish(session.answer(kind, request))
+    _finish(_session().answer(kind, request))
 
 
 @compute.command()
@@ -301,7 +315,7 @@ def merge(
     distances: str | None,
 ) -> None:
     """The Topology Manager's merge: {"numa_nodes", "policy", "providers", ...} -> {"hint"}."""
-    session = ComputeSession(method="exact" if exact else "fast", explain=explain)
+    settings = {"method": "exact" if exact else "fast", "explain": explain}
     if batch:
         _forbid(
             {
@@ -312,7 +326,7 @@ def merge(
                 "--distances": distances,
             }
         )
-        _run("merge", session, _stdin())
+        _run("merge", settings, _stdin())
         return
     _require({"--numa-nodes": numa_nodes, "--policy": policy, "--providers": providers})
     request: dict[str, object] = {
@@ -323,4 +337,4 @@ def merge(
     }
     if distances is not None:
         request["distances"] = _json(distances, "--distances", '{"0": [10, 21], "1": [21, 10]}')
-    _finish(session.answer("merge", request))
+    _finish(_session(**settings).answer("merge", request))

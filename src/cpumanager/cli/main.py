@@ -1,72 +1,49 @@
-"""`cpumanager` entry point: a click group whose subcommands load lazily.
+"""`cpumanager` entry point. Exit codes are decided here and nowhere else: 0 ok, 1 bad input
+or unsatisfiable request, 2 usage (click), 3 system failure.
 
-Subcommand modules import rich, yaml and the allocation code; loading them only when their
-command runs keeps `cpumanager --version` fast. Exit codes are decided here and nowhere else:
-0 ok, 1 bad input or unsatisfiable request, 2 usage (click), 3 system failure.
+Cold start matters (scripts run short commands in loops): this module imports nothing but
+the standard library until it knows the command. ``--version`` is answered without click;
+everything else imports the click group (``cli/group.py``), which loads the one subcommand
+module it needs. ``tests/test_coldstart.py`` keeps it so.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import os
 import sys
-from typing import Any
-
-import click
+from typing import TYPE_CHECKING, Any
 
 from cpumanager import __version__
-from cpumanager.errors import CpuManagerError
 
-# name -> (module, attribute, one-line help shown by `cpumanager --help`)
-_COMMANDS: dict[str, tuple[str, str, str]] = {
-    "topology": ("cpumanager.cli.topology", "topology", "Show the machine's CPU topology."),
-    "state": ("cpumanager.cli.state", "state", "Inspect, verify and migrate checkpoints."),
-    "compute": ("cpumanager.cli.compute", "compute", "Run one building block (take/hints/merge)."),
-    "simulate": ("cpumanager.cli.simulate", "simulate", "What would the kubelet do?"),
-    "agent": ("cpumanager.cli.agent", "agent", "Pin local workloads (daemon)."),
-    "run": ("cpumanager.cli.agent", "run", "Start a command pinned to exclusive CPUs."),
-    "node": ("cpumanager.cli.node", "node", "Snapshot a real node and answer for it."),
-}
+if TYPE_CHECKING:
+    from cpumanager.cli.group import cli
+
+__all__ = ["VERSION_MESSAGE", "cli", "main"]
+
+# What ``--version`` prints: click's version_option wording (the group passes it to click).
+VERSION_MESSAGE = "%(prog)s, version %(version)s"
 
 
-class LazyGroup(click.Group):
-    """A group that imports a subcommand's module only when that subcommand is used."""
+def __getattr__(name: str) -> object:
+    if name == "cli":  # the click group, imported when asked for
+        from cpumanager.cli.group import cli
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(name for name in _COMMANDS if self._available(name))
-
-    @staticmethod
-    def _available(name: str) -> bool:
-        module = _COMMANDS[name][0]
-        return importlib.util.find_spec(module) is not None
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        entry = _COMMANDS.get(cmd_name)
-        if entry is None or not self._available(cmd_name):
-            return None
-        module = importlib.import_module(entry[0])
-        command = getattr(module, entry[1])
-        if not isinstance(command, click.Command):  # pragma: no cover - programming error
-            msg = f"{entry[0]}.{entry[1]} is not a click command"
-            raise TypeError(msg)
-        return command
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, _COMMANDS[name][2]) for name in self.list_commands(ctx)]
-        if rows:
-            with formatter.section("Commands"):
-                formatter.write_dl(rows)
-
-
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="cpumanager")
-def cli() -> None:
-    """The kubelet's CPU Manager and Topology Manager: inspect, simulate, pin."""
+        return cli
+    msg = f"module {__name__!r} has no attribute {name!r}"
+    raise AttributeError(msg)
 
 
 def main(argv: list[str] | None = None) -> Any:
     """Run the CLI; every CpuManagerError becomes one line on stderr and an exit code."""
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--version"]:  # answered without importing click
+        sys.stdout.write(VERSION_MESSAGE % {"prog": "cpumanager", "version": __version__} + "\n")
+        return 0
+    import click
+
+    from cpumanager.cli.group import cli
+    from cpumanager.errors import CpuManagerError
+
     try:
         return cli.main(args=argv, prog_name="cpumanager", standalone_mode=False)
     except click.exceptions.Abort:
