@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> Any:
     """Run the CLI; every CpuManagerError becomes one line on stderr and an exit code."""
     args = sys.argv[1:] if argv is None else argv
     if args == ["--version"]:  # answered without importing click
-        sys.stdout.write(VERSION_MESSAGE % {"prog": "cpumanager", "version": __version__} + "\n")
+        print(VERSION_MESSAGE % {"prog": "cpumanager", "version": __version__}, flush=True)
         return 0
     import click
 
