@@ -115,3 +115,32 @@ def test_command_line_file_and_extra_flags(tmp_path: Path) -> None:
     cmdline.write_bytes(b"/usr/bin/kubelet\0--max-pods=5\0--cpu-manager-policy=none\0")
     effective = load_effective_config(kubelet_cmdline=cmdline, flags=["--max-pods=6"])
     assert effective.config.max_pods == 6  # the explicit flags come last
+
+
+def test_unit_drop_ins_from_every_systemd_directory(tmp_path: Path) -> None:
+    unit = write(
+        tmp_path / "usr/lib/systemd/system/kubelet.service",
+        "[Service]\nExecStart=/usr/bin/kubelet $A $B\n",
+    )
+    write(tmp_path / "usr/lib/systemd/system/kubelet.service.d/10-kubeadm.conf",
+          '[Service]\nEnvironment="A=--max-pods=1"\n')  # fmt: skip
+    write(tmp_path / "usr/lib/systemd/system/kubelet.service.d/20-x.conf",
+          '[Service]\nEnvironment="B=--pods-per-core=1"\n')  # fmt: skip
+    # /etc masks the vendor drop-in of the same name, and adds its own in name order
+    write(tmp_path / "etc/systemd/system/kubelet.service.d/20-x.conf",
+          '[Service]\nEnvironment="B=--pods-per-core=2"\n')  # fmt: skip
+    write(tmp_path / "etc/systemd/system/kubelet.service.d/30-extra.conf",
+          '[Service]\nEnvironment="A=--max-pods=3"\n')  # fmt: skip
+    assert read_systemd_unit_argv(unit, root=tmp_path) == [
+        "/usr/bin/kubelet",
+        "--max-pods=3",
+        "--pods-per-core=2",
+    ]
+
+
+def test_a_copied_unit_brings_only_its_own_drop_ins(tmp_path: Path) -> None:
+    unit = write(tmp_path / "copy/kubelet.service", "[Service]\nExecStart=/usr/bin/kubelet $A\n")
+    write(tmp_path / "copy/kubelet.service.d/10.conf", '[Service]\nEnvironment="A=--max-pods=1"\n')
+    write(tmp_path / "etc/systemd/system/kubelet.service.d/20.conf",
+          '[Service]\nEnvironment="A=--max-pods=2"\n')  # fmt: skip
+    assert read_systemd_unit_argv(unit, root=tmp_path) == ["/usr/bin/kubelet", "--max-pods=1"]

@@ -130,16 +130,49 @@ def _under(root: Path, named: str) -> Path:
     return root / named.lstrip("/")
 
 
+# systemd's unit directories, highest priority first (a drop-in in /etc masks one of the
+# same name in /usr/lib); the unit's own directory ranks after /run.
+_UNIT_DIRS = ("etc/systemd/system", "run/systemd/system")
+_VENDOR_UNIT_DIRS = ("usr/local/lib/systemd/system", "usr/lib/systemd/system", "lib/systemd/system")
+
+
+def _unit_drop_ins(unit: Path, root: Path) -> list[tuple[Path, Path]]:
+    """``UNIT.d/*.conf`` from every unit directory, in name order, as systemd merges them.
+
+    systemd's directories under ``root`` are searched only when the unit is installed in one
+    of them (a unit file copied elsewhere brings only its own ``UNIT.d``).
+    """
+    name = f"{unit.name}.d"
+    installed = {(root / d).resolve() for d in (*_UNIT_DIRS, *_VENDOR_UNIT_DIRS)}
+    if unit.parent.resolve() in installed:
+        dirs = [root / d / name for d in _UNIT_DIRS]
+        dirs += [unit.parent / name, *(root / d / name for d in _VENDOR_UNIT_DIRS)]
+    else:
+        dirs = [unit.parent / name]
+    chosen: dict[str, tuple[Path, Path]] = {}
+    seen: set[Path] = set()
+    for directory in dirs:
+        if not directory.is_dir() or directory.resolve() in seen:
+            continue
+        seen.add(directory.resolve())
+        for path in directory.glob("*.conf"):
+            chosen.setdefault(path.name, (path, directory))
+    return [chosen[name] for name in sorted(chosen)]
+
+
 def read_systemd_unit_argv(unit: Path, *, root: Path = Path("/")) -> list[str]:
-    """The kubelet's words from a unit, its ``UNIT.d/*.conf`` drop-ins and env files."""
+    """The kubelet's words from a unit, its drop-ins and environment files.
+
+    Drop-ins come from ``UNIT.d/`` next to the unit and, for a unit installed under ``root``,
+    from systemd's unit directories there (/etc, /run, /usr/local/lib, /usr/lib, /lib),
+    merged by file name.
+    """
     texts = [(str(unit), _read_text(unit, "systemd unit"))]
-    drop_dir = unit.parent / f"{unit.name}.d"
-    if drop_dir.is_dir():
-        for path in sorted(drop_dir.glob("*.conf")):
-            text = read_bounded_text(
-                path, what="systemd drop-in", max_bytes=MAX_FILE_BYTES, inside=drop_dir
-            )
-            texts.append((str(path), text))
+    for path, directory in _unit_drop_ins(unit, root):
+        text = read_bounded_text(
+            path, what="systemd drop-in", max_bytes=MAX_FILE_BYTES, inside=directory
+        )
+        texts.append((str(path), text))
     service = parse_systemd_unit(texts)
     if service.exec_start is None:
         msg = f"systemd unit {str(unit)!r} has no ExecStart= in [Service]; give the kubelet's unit"
