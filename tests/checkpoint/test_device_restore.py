@@ -89,3 +89,16 @@ def test_adapter_reads_files_as_the_device_manager(tmp_path: Path) -> None:
     assert load_device_state(target).read
     target.write_bytes((GOLDEN / "one-gpu-numa0.json").read_bytes())
     assert len(load_device_state(target).entries) == 1
+
+
+FLAVORS = [
+    (b"\x08\x01", "proto: wrong wireType = 0 for field 1 of ContainerAllocateResponse", None),
+    (b"\x0a\x04\x0a\x02\xff\xfe", None, "string field 1 of entry contains invalid UTF-8"),
+    (b"\x1a\x03\x0a\x01a", None, None),
+]
+
+
+@pytest.mark.parametrize(("raw", "gogo", "protobuf_go"), FLAVORS, ids=["wiretype", "utf8", "ok"])
+def test_the_two_protobuf_decoders(raw: bytes, gogo: str | None, protobuf_go: str | None) -> None:
+    assert alloc_resp_error(raw) == gogo
+    assert alloc_resp_error(raw, flavor="protobuf-go") == protobuf_go

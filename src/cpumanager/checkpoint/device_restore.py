@@ -16,8 +16,12 @@ managers, a bad ``kubelet_internal_checkpoint`` does not stop the kubelet:
 
 The ``AllocResp`` check is a protobuf wire-format walk of ``ContainerAllocateResponse``
 (fields 1 envs, 2 mounts, 3 devices, 4 annotations, 5 cdi_devices, all length-delimited,
-nested messages checked the same way): truncation, bad lengths, illegal wire types and a
-known field with the wrong wire type are errors, as in the generated ``Unmarshal``.
+nested messages checked the same way): truncation, bad lengths and illegal wire types are
+errors. Two decoders differ on the rest: the gogo-generated ``Unmarshal`` (``flavor="gogo"``,
+the default) refuses a known field with another wire type and does not look inside strings;
+``google.golang.org/protobuf`` (``flavor="protobuf-go"``) keeps such a field as unknown and
+refuses a string field that is not valid UTF-8 (proto3). Which one a given kubelet links
+depends on how its device plugin API was generated.
 """
 
 from __future__ import annotations
@@ -33,7 +37,13 @@ from cpumanager.checkpoint.device import (
     v1_to_v2,
 )
 
-__all__ = ["CONTINUE_LOG", "DeviceRestore", "alloc_resp_error", "restore_device_state"]
+__all__ = [
+    "CONTINUE_LOG",
+    "DeviceRestore",
+    "ProtoFlavor",
+    "alloc_resp_error",
+    "restore_device_state",
+]
 
 CONTINUE_LOG = (
     "Continue after failing to read checkpoint file. Device allocation info may NOT be up-to-date"
@@ -71,7 +81,10 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
             raise ValueError(message)
 
 
-def _walk(data: bytes, message: str, depth: int) -> None:
+ProtoFlavor = Literal["gogo", "protobuf-go"]
+
+
+def _walk(data: bytes, message: str, depth: int, flavor: ProtoFlavor = "gogo") -> None:
     schema = _MESSAGES[message]
     pos = 0
     while pos < len(data):
@@ -82,8 +95,10 @@ def _walk(data: bytes, message: str, depth: int) -> None:
             raise ValueError(text)
         expected = schema.get(number)
         if expected is not None and expected[0] != wire:
-            text = f"proto: wrong wireType = {wire} for field {number} of {message}"
-            raise ValueError(text)
+            if flavor == "gogo":
+                text = f"proto: wrong wireType = {wire} for field {number} of {message}"
+                raise ValueError(text)
+            expected = None  # protobuf-go keeps it as an unknown field
         if wire == 0:
             _, pos = _varint(data, pos)
         elif wire in {1, 5}:
@@ -102,17 +117,23 @@ def _walk(data: bytes, message: str, depth: int) -> None:
                 raise ValueError(text)
             nested = expected[1] if expected is not None else None
             if nested is not None and depth < _MAX_DEPTH:
-                _walk(data[pos:end], nested, depth + 1)
+                _walk(data[pos:end], nested, depth + 1, flavor)
+            elif expected is not None and flavor == "protobuf-go":
+                try:
+                    data[pos:end].decode("utf-8")
+                except UnicodeDecodeError:
+                    text = f"string field {number} of {message} contains invalid UTF-8"
+                    raise ValueError(text) from None
             pos = end
         else:
             text = f"proto: illegal wireType {wire}"
             raise ValueError(text)
 
 
-def alloc_resp_error(alloc_resp: bytes | None) -> str | None:
-    """Why ``ContainerAllocateResponse.Unmarshal`` fails on these bytes; None when it succeeds."""
+def alloc_resp_error(alloc_resp: bytes | None, *, flavor: ProtoFlavor = "gogo") -> str | None:
+    """Why ``ContainerAllocateResponse`` unmarshalling fails on these bytes; None if it works."""
     try:
-        _walk(alloc_resp or b"", "ContainerAllocateResponse", 0)
+        _walk(alloc_resp or b"", "ContainerAllocateResponse", 0, flavor)
     except ValueError as err:
         return str(err)
     return None
@@ -136,7 +157,9 @@ class DeviceRestore:
     log: str = ""
 
 
-def restore_device_state(data: bytes | None, *, order: DeviceOrder = "v2-only") -> DeviceRestore:
+def restore_device_state(
+    data: bytes | None, *, order: DeviceOrder = "v2-only", flavor: ProtoFlavor = "gogo"
+) -> DeviceRestore:
     """The kubelet's ``readCheckpoint`` + ``fromCheckpointData`` on ``data`` (None: no file).
 
     ``order`` is ``v2-only`` for kubelets v1.30+ (the default: the newest releases) and
@@ -153,7 +176,7 @@ def restore_device_state(data: bytes | None, *, order: DeviceOrder = "v2-only") 
     kept: list[PodDevicesEntry] = []
     skipped: list[tuple[PodDevicesEntry, str]] = []
     for entry in checkpoint.data.pod_device_entries or ():
-        problem = alloc_resp_error(entry.alloc_resp)
+        problem = alloc_resp_error(entry.alloc_resp, flavor=flavor)
         if problem is None:
             kept.append(entry)
         else:
