@@ -4,7 +4,8 @@ Each case mutates a golden ``memory_manager_state`` or ``kubelet_internal_checkp
 flips, interesting tokens, cuts, duplications) and checks that ``decode_any``, the two
 restores, ``verify``/``rewrite`` and, every ``cli_every``-th case, ``cpumanager state rewrite``
 either succeed or raise a CpuManagerError (anything else is a traceback); that a file which
-decodes re-encodes to bytes that decode to the same checkpoint; and that a failed rewrite
+decodes re-encodes to bytes that decode to the same checkpoint; that the Static policy's
+validation runs on any memory file that decodes (checksum or not); and that a failed rewrite
 writes no file.
 """
 
@@ -17,7 +18,12 @@ from pathlib import Path
 
 from cpumanager.checkpoint import kinds, node_files
 from cpumanager.checkpoint.device_restore import restore_device_state
-from cpumanager.checkpoint.memory_restore import restore_memory_state
+from cpumanager.checkpoint.memory import MemoryManagerCheckpoint
+from cpumanager.checkpoint.memory_restore import (
+    default_machine_state,
+    restore_memory_state,
+    validate_memory_state,
+)
 from cpumanager.errors import CpuManagerError
 from tests.cli.runner import run_main
 
@@ -79,7 +85,16 @@ def check(data: bytes, directory: Path, *, cli: bool, tally: Tally) -> None:
         tally.rejected += 1
     except Exception as err:
         tally.tracebacks.append((data, f"decode_any: {type(err).__name__}: {err}"))
+
+    def validate() -> None:
+        # the Static policy's validation on the mutated content, checksum or not
+        read = node_files.read_node_file(data, "memory", source="f")
+        assert isinstance(read.checkpoint, MemoryManagerCheckpoint)
+        nodes = dict.fromkeys(read.checkpoint.machine_state or {}, 2 << 30)
+        validate_memory_state(read.checkpoint, default_machine_state(nodes))
+
     steps = (
+        ("validate memory", validate),
         ("restore memory", lambda: restore_memory_state(data, source="f", configured_policy="S")),
         ("restore device", lambda: restore_device_state(data, order="v2-then-v1")),
         ("verify memory", lambda: node_files.verify_node_file(data, "memory", source="f")),
