@@ -201,7 +201,12 @@ def build_agent(
     return Agent(loop, daemon, lock, metrics, config.metrics_port)
 
 
-def build_run_session(config: AgentConfig, *, dry_run: bool = False) -> RunSession:
+def build_run_session(
+    config: AgentConfig,
+    *,
+    dry_run: bool = False,
+    notice: Callable[[str], None] = lambda message: None,
+) -> RunSession:
     """A run session on the state directory (a read-only in-memory copy with ``dry_run``)."""
     kubelet = config.kubelet_config()
     topology = config.machine()
@@ -225,6 +230,7 @@ def build_run_session(config: AgentConfig, *, dry_run: bool = False) -> RunSessi
         lock=lambda: StateDirLock(config.state_dir, timeout_s=RUN_LOCK_TIMEOUT_S, role="run"),
         run_owner_alive=_alive,
         host_failure=host_failure,
+        notice=notice,
     )
 
 

@@ -20,17 +20,20 @@ outlive it; its CPUs are then reclaimed by the next run although the command sti
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import signal
 import subprocess
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from fractions import Fraction
 from types import FrameType
 from typing import Any
 
+from cpumanager.adapters.runtimes.affinity import process_group_members
 from cpumanager.agent.owners import RUN_CONTAINER, is_run_uid, placeholder_pods, run_pod_uid
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.ids import PodUID
@@ -101,7 +104,10 @@ class RunSession:
         lock: Callable[[], AbstractContextManager[object]],
         run_owner_alive: Callable[[str], bool],
         host_failure: Callable[[], HostError | None] = lambda: None,
+        notice: Callable[[str], None] = lambda message: None,
     ) -> None:
+        self._notice = notice
+        self.reclaimed: set[str] = set()  # run uids whose owner died, released as stale
         self._node_factory = node_factory
         self._lock = lock
         self._run_owner_alive = run_owner_alive
@@ -118,7 +124,10 @@ class RunSession:
         def keep(uid: str) -> bool:
             if uid in mine or uid == drop:
                 return False
-            return not is_run_uid(uid) or self._run_owner_alive(uid)
+            if not is_run_uid(uid) or self._run_owner_alive(uid):
+                return True
+            self.reclaimed.add(uid)  # its run died without releasing (SIGKILL, a crash)
+            return False
 
         def active() -> list[Pod]:
             return [*keep_pods, *placeholder_pods(node.snapshot().cpu, keep)]
@@ -163,36 +172,151 @@ class RunSession:
         return None
 
     def execute(self, command: Sequence[str], cpus: CPUSet) -> int:
-        """Start ``command`` pinned to ``cpus`` and wait; its exit code (128+N if killed)."""
+        """Start ``command`` pinned to ``cpus`` and wait; its exit code (128+N if killed).
+
+        The command leads a process group of its own. Every catchable signal that would
+        end this process (SIGHUP, SIGTERM, SIGUSR1, ...) is forwarded to that group instead,
+        and the wait lasts until no process of the group is left, so the CPUs are never
+        released while something the command started still runs on them (a process that
+        leaves the group with setsid is not followed).
+        """
         if not command:
             msg = "give the command to run after '--', e.g. cpumanager run --cpus 2 -- ./job"
             raise InputError(msg)
-        try:
-            child = subprocess.Popen(
-                list(command),
-                preexec_fn=functools.partial(os.sched_setaffinity, 0, set(cpus)),  # noqa: PLW1509
+        allowed = CPUSet(os.sched_getaffinity(0))
+        if not cpus <= allowed:
+            msg = (
+                f"CPUs {cpus - allowed} are not available to this process (it may use "
+                f"{allowed}); the machine given with --machine/--sysfs does not match this "
+                "host, or a cpuset cgroup confines it: describe the CPUs it may use"
             )
-        except FileNotFoundError as err:
-            msg = f"command {command[0]!r} not found; check its name and PATH"
-            raise InputError(msg) from err
-        except PermissionError as err:
-            msg = f"command {command[0]!r} cannot be executed: permission denied"
-            raise InputError(msg) from err
-        except subprocess.SubprocessError as err:
-            msg = f"command {command[0]!r} could not start on CPUs {cpus}: {err}"
-            raise InputError(msg) from err
-
-        def forward(signum: int, _frame: FrameType | None) -> None:
-            child.send_signal(signum)
-
-        previous_term = signal.signal(signal.SIGTERM, forward)
-        previous_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
-        try:
-            returncode = child.wait()
-        finally:
-            signal.signal(signal.SIGTERM, previous_term)
-            signal.signal(signal.SIGINT, previous_int)
+            raise InputError(msg)
+        with _ForwardedSignals() as forwarded:
+            child = _spawn(command, cpus)
+            forwarded.group = child.pid
+            for signum in forwarded.received:  # arrived while it was being started
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(child.pid, signum)
+            with _foreground(child.pid):
+                returncode = child.wait()
+                _wait_for_group(child.pid, self._notice)
         return exit_code_of(returncode)
+
+
+class _ForwardedSignals:
+    """While active, fatal catchable signals go to ``group`` (once set) instead of ending us."""
+
+    def __init__(self) -> None:
+        self.group: int | None = None
+        self.received: list[int] = []
+        self._previous: dict[int, Any] = {}
+
+    def _forward(self, signum: int, _frame: FrameType | None) -> None:
+        self.received.append(signum)
+        if self.group is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.group, signum)
+
+    def __enter__(self) -> _ForwardedSignals:
+        for signum in FORWARDED_SIGNALS:
+            with contextlib.suppress(OSError, ValueError):
+                self._previous[signum] = signal.signal(signum, self._forward)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self._previous.items():
+            with contextlib.suppress(OSError, ValueError, TypeError):
+                signal.signal(signum, handler)
+
+
+def _catchable_fatal_signals() -> tuple[int, ...]:
+    """Signals whose default action ends the process and that a handler may catch.
+
+    Left out: SIGKILL and SIGSTOP (uncatchable), job control and SIGCHLD/SIGWINCH/SIGURG
+    (they do not end a process), SIGPIPE (Python ignores it), and the fault signals SIGSEGV,
+    SIGBUS, SIGFPE, SIGILL (a handler that returns from a real fault would loop forever).
+    """
+    names = [
+        "SIGKILL",
+        "SIGSTOP",
+        "SIGCHLD",
+        "SIGCONT",
+        "SIGTSTP",
+        "SIGTTIN",
+        "SIGTTOU",
+        "SIGWINCH",
+        "SIGURG",
+        "SIGPIPE",
+        "SIGSEGV",
+        "SIGBUS",
+        "SIGFPE",
+        "SIGILL",
+    ]
+    skip = {getattr(signal, name) for name in names if hasattr(signal, name)}
+    return tuple(sorted(int(s) for s in signal.valid_signals() if s not in skip))
+
+
+FORWARDED_SIGNALS = _catchable_fatal_signals()
+
+
+@contextlib.contextmanager
+def _foreground(pgid: int) -> Iterator[None]:
+    """Make ``pgid`` the terminal's foreground group while it runs (when we own the tty).
+
+    The command reads the terminal and gets Ctrl-C as it would without us; afterwards the
+    terminal comes back to our group.
+    """
+    fd = None
+    try:
+        if os.isatty(0) and os.tcgetpgrp(0) == os.getpgrp():
+            fd = 0
+            os.tcsetpgrp(fd, pgid)
+    except OSError:
+        fd = None
+    try:
+        yield
+    finally:
+        if fd is not None:
+            previous = signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+            with contextlib.suppress(OSError):
+                os.tcsetpgrp(fd, os.getpgrp())
+            signal.signal(signal.SIGTTOU, previous)
+
+
+def _spawn(command: Sequence[str], cpus: CPUSet) -> subprocess.Popen[bytes]:
+    wanted = set(cpus)
+    try:
+        return subprocess.Popen(
+            list(command),
+            process_group=0,
+            preexec_fn=functools.partial(os.sched_setaffinity, 0, wanted),  # noqa: PLW1509
+        )
+    except FileNotFoundError as err:
+        msg = f"command {command[0]!r} not found; check its name and PATH"
+        raise InputError(msg) from err
+    except PermissionError as err:
+        msg = f"command {command[0]!r} cannot be executed: permission denied"
+        raise InputError(msg) from err
+    except subprocess.SubprocessError as err:
+        msg = (
+            f"command {command[0]!r} could not be pinned to CPUs {cpus} before it started "
+            f"({err}); check that these CPUs are online and allowed for this process"
+        )
+        raise InputError(msg) from err
+
+
+def _wait_for_group(pgid: int, notice: Callable[[str], None], *, poll_s: float = 0.1) -> None:
+    """Return once no live process of the process group ``pgid`` is left."""
+    said = False
+    while members := process_group_members(pgid):
+        if not said:
+            shown = ", ".join(map(str, members[:10])) + (" ..." if len(members) > 10 else "")
+            notice(
+                f"the command exited; waiting for {len(members)} process(es) it left in its "
+                f"process group (pid {shown}) before releasing its CPUs"
+            )
+            said = True
+        time.sleep(poll_s)
 
 
 def pod_for_this_process(*, cpus: int, memory: str, pid: int, started: float) -> Pod:

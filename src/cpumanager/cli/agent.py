@@ -103,9 +103,14 @@ def run(
     config = _config(
         state_dir=state_dir, kubelet_config=kubelet_config, sysfs=sysfs, machine=machine
     )
-    session = build_run_session(config, dry_run=dry_run)
+    session = build_run_session(config, dry_run=dry_run, notice=_say)
     pod = run_pod_of_this_process(cpus=cpus, memory=memory)
     admission = session.admit(pod, locked=not dry_run)
+    for uid in sorted(session.reclaimed):
+        _say(
+            f"reclaimed the CPUs of {uid}: that run ended without releasing them (killed "
+            "with SIGKILL?); a command it started may still run on them"
+        )
     if dry_run:
         click.echo(json.dumps({**admission.to_json(), "command": list(command)}, sort_keys=True))
         return
@@ -123,6 +128,10 @@ def run(
                 err=True,
             )
     raise SystemExit(code)
+
+
+def _say(message: str) -> None:
+    click.echo(f"cpumanager: {message}", err=True)
 
 
 def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> float | None:

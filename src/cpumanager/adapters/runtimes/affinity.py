@@ -31,6 +31,7 @@ __all__ = [
     "parse_pid_id",
     "pid_container_id",
     "is_kernel_thread",
+    "process_group_members",
     "process_start_time",
 ]
 
@@ -86,6 +87,27 @@ def is_kernel_thread(pid: int, *, proc: str = "/proc") -> bool:
         return bool(int(fields[6]) & _PF_KTHREAD)
     except (IndexError, ValueError):
         return False
+
+
+def process_group_members(pgid: int, *, proc: str = "/proc") -> list[int]:
+    """Live (non-zombie) processes whose process group is ``pgid``, in pid order."""
+    members: list[int] = []
+    try:
+        names = os.listdir(proc)
+    except OSError:
+        return members
+    for name in names:
+        if not name.isascii() or not name.isdigit():
+            continue
+        try:
+            with open(f"{proc}/{name}/stat", "rb") as handle:
+                text = handle.read(4096)
+        except OSError:
+            continue
+        fields = text[text.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and fields[0] != b"Z" and fields[2] == str(pgid).encode():
+            members.append(int(name))
+    return sorted(members)
 
 
 def process_start_time(pid: int) -> float | None:
