@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -368,3 +369,28 @@ def test_broken_checkpoints_are_kept_raw_and_flagged(
     assert "\n" not in source.reason
     others = [s.status for s in snap.sources if s.name.endswith(("_state", "checkpoint"))]
     assert others.count("ok") == 2  # the other two checkpoints are still read
+
+
+def test_a_fifo_in_place_of_a_checkpoint_does_not_hang(tmp_path: Path) -> None:
+    kubelet = tmp_path / "kubelet"
+    kubelet.mkdir()
+    os.mkfifo(kubelet / "cpu_manager_state")
+    snap = collect_snapshot(CollectOptions(root=tmp_path, kubelet_root=kubelet))
+    source = next(s for s in snap.sources if s.name == "cpu_manager_state")
+    assert (source.status, source.reason) == ("unreadable", "not a regular file")
+
+
+def test_a_given_pods_file_may_be_a_link(tmp_path: Path) -> None:
+    link = tmp_path / "pods.json"
+    link.symlink_to(NODES_DIR / "kubeadm/pods.json")
+    snap = collect_snapshot(CollectOptions(root=tmp_path, kubelet_root=tmp_path, pods=link))
+    assert snap.pods is not None
+    assert len(snap.pods) == 7
+
+
+def test_a_directory_in_place_of_a_checkpoint(tmp_path: Path) -> None:
+    kubelet = tmp_path / "kubelet"
+    (kubelet / "cpu_manager_state").mkdir(parents=True)
+    snap = collect_snapshot(CollectOptions(root=tmp_path, kubelet_root=kubelet))
+    source = next(s for s in snap.sources if s.name == "cpu_manager_state")
+    assert (source.status, source.reason) == ("unreadable", "not a regular file")

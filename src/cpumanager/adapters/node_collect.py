@@ -22,7 +22,9 @@ links are not followed) and at most :data:`MAX_NODE_FILE_BYTES` long.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
 import stat
 from collections.abc import Callable
@@ -117,34 +119,46 @@ class _UnusableError(Exception):
         self.reason = reason
 
 
-def _read_node_file(path: Path) -> bytes:
-    """A regular file's bytes, without following a symbolic link; _UnusableError otherwise."""
+def _read_node_file(path: Path, *, follow: bool = False) -> bytes:
+    """A regular file's bytes, at most MAX_NODE_FILE_BYTES; _UnusableError otherwise.
+
+    Opened without following a final symbolic link (unless ``follow``) and without blocking
+    (a fifo put in place of a checkpoint cannot hang the snapshot); the type is checked on the
+    open descriptor, so a file swapped after a look cannot slip through.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        info = path.lstat()
+        fd = os.open(path, flags)
     except FileNotFoundError as err:
         raise _UnusableError(_MISSING, "no such file") from err
     except OSError as err:
+        if err.errno == errno.ELOOP and not follow:
+            raise _UnusableError(_UNREADABLE, "a symbolic link (not followed)") from err
         raise _UnusableError(_UNREADABLE, err.strerror or str(err)) from err
-    if stat.S_ISLNK(info.st_mode):
-        raise _UnusableError(_UNREADABLE, "a symbolic link (not followed)")
+    info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
         raise _UnusableError(_UNREADABLE, "not a regular file")
-    if info.st_size > MAX_NODE_FILE_BYTES:
-        raise _UnusableError(_INVALID, f"{info.st_size} bytes, more than {MAX_NODE_FILE_BYTES}")
-    try:
-        with path.open("rb") as handle:
+    with os.fdopen(fd, "rb") as handle:
+        if info.st_size > MAX_NODE_FILE_BYTES:
+            size = f"{info.st_size} bytes, more than {MAX_NODE_FILE_BYTES}"
+            raise _UnusableError(_INVALID, size)
+        try:
             data = handle.read(MAX_NODE_FILE_BYTES + 1)
-    except OSError as err:
-        raise _UnusableError(_UNREADABLE, err.strerror or str(err)) from err
+        except OSError as err:
+            raise _UnusableError(_UNREADABLE, err.strerror or str(err)) from err
     if len(data) > MAX_NODE_FILE_BYTES:
         raise _UnusableError(_INVALID, f"more than {MAX_NODE_FILE_BYTES} bytes")
     return data
 
 
 def _read_given_file(path: Path, what: str) -> bytes:
-    """A file named on the command line: any problem is a one-line InputError."""
+    """A file named on the command line (a link to it is the user's choice and is
+    followed): any problem is a one-line InputError."""
     try:
-        return _read_node_file(path)
+        return _read_node_file(path, follow=True)
     except _UnusableError as err:
         msg = f"{what} {str(path)!r}: {err.reason}; give a readable regular file"
         raise InputError(msg) from err
@@ -378,21 +392,23 @@ def write_snapshot(snapshot: NodeSnapshot, path: Path) -> None:
 
 def load_snapshot(path: Path) -> NodeSnapshot:
     """Read a snapshot file: a regular file of at most MAX_SNAPSHOT_BYTES, schema checked."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        info = path.stat()
+        fd = os.open(path, flags)
     except FileNotFoundError as err:
         msg = f"snapshot {str(path)!r} does not exist; take one with 'cpumanager node snapshot'"
         raise SnapshotError(msg) from err
     except OSError as err:
         msg = f"cannot read snapshot {str(path)!r}: {err.strerror or err}"
         raise SnapshotError(msg) from err
-    if not stat.S_ISREG(info.st_mode):
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
         msg = f"snapshot {str(path)!r} is not a regular file; give a snapshot file"
         raise SnapshotError(msg)
-    try:
-        with path.open("rb") as handle:
+    with os.fdopen(fd, "rb") as handle:
+        try:
             data = handle.read(MAX_SNAPSHOT_BYTES + 1)
-    except OSError as err:
-        msg = f"cannot read snapshot {str(path)!r}: {err.strerror or err}"
-        raise SnapshotError(msg) from err
+        except OSError as err:
+            msg = f"cannot read snapshot {str(path)!r}: {err.strerror or err}"
+            raise SnapshotError(msg) from err
     return snapshot_from_json(data, source=str(path))
