@@ -131,9 +131,9 @@ def render_value(value: object) -> str:
 
 def _printable(text: str) -> str:
     """Control characters from a hostile file escaped, so they cannot drive the terminal."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    from cpumanager.core.gocompat import one_line
+
+    return one_line(text)
 
 
 def _table(effective: EffectiveConfig) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from cpumanager.core.gocompat import parse_go_bool
 from cpumanager.core.quantity import parse_quantity
 from cpumanager.errors import ConfigError, WorkloadError
 from cpumanager.formats.kubelet_config.fields import fail, parse_go_duration
@@ -60,14 +61,10 @@ def _int32(flag: str, text: str, previous: object) -> object:
 
 
 def _bool(flag: str, text: str, previous: object) -> object:
-    truth = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True}
-    falsity = {"0": False, "f": False, "F": False, "FALSE": False, "false": False}
-    falsity["False"] = False
-    if text in truth:
-        return True
-    if text in falsity:
-        return False
-    return fail(f'invalid argument "{text}" for "{flag}" flag: strconv.ParseBool: parsing "{text}"')
+    value = parse_go_bool(text)
+    if value is None:
+        fail(f'invalid argument "{text}" for "{flag}" flag: strconv.ParseBool: parsing "{text}"')
+    return value
 
 
 def _string_slice(flag: str, text: str, previous: object) -> object:
@@ -106,9 +103,12 @@ def _langle_map(flag: str, text: str, previous: object) -> object:
 def _bool_map(flag: str, text: str, previous: object) -> object:
     out: dict[str, bool] = dict(previous) if isinstance(previous, dict) else {}
     for key, value in _pairs(flag, text, {}, sep="=", split=True).items():
-        parsed = {"true": True, "false": False, "1": True, "0": False}.get(value.lower())
+        parsed = parse_go_bool(value)
         if parsed is None:
-            fail(f'invalid argument "{text}" for "{flag}" flag: invalid value of {key}: {value}')
+            fail(
+                f'invalid argument "{text}" for "{flag}" flag: invalid value of {key}: {value}, '
+                f'err: strconv.ParseBool: parsing "{value}": invalid syntax'
+            )
         out[key] = parsed
     return out
 
