@@ -23,8 +23,9 @@ from types import MappingProxyType
 from cpumanager.adapters import filestore
 from cpumanager.adapters.checkpoint_store import DEFAULT_NAME, CheckpointStore
 from cpumanager.adapters.memory_store import InMemoryStore
+from cpumanager.adapters.runtimes._originals import ORIGINALS_NAME, OriginalsFile
 from cpumanager.adapters.runtimes.affinity import AffinityRuntime, process_start_time
-from cpumanager.adapters.runtimes.cgroupv2 import CgroupV2Runtime
+from cpumanager.adapters.runtimes.cgroupv2 import cgroup_runtime
 from cpumanager.adapters.sysfs import SysfsReader
 from cpumanager.adapters.workloads import TargetCheck, read_workloads
 from cpumanager.agent.daemon import Daemon, StateDirLock
@@ -104,12 +105,21 @@ class AgentConfig:
         return float(period)
 
 
-def build_runtime(kind: str, *, cgroup_root: Path = Path("/sys/fs/cgroup")) -> PinningRuntime:
-    """The runtime named ``affinity`` (sched_setaffinity) or ``cgroup`` (cgroup v2 cpusets)."""
+def build_runtime(
+    kind: str, *, cgroup_root: Path = Path("/sys/fs/cgroup"), state_dir: Path | None = None
+) -> PinningRuntime:
+    """The runtime named ``affinity`` (sched_setaffinity) or ``cgroup`` (v2 or v1 cpusets).
+
+    With ``state_dir`` (whose lock the caller holds) the originals it saves are persisted
+    there, so a restarted agent knows them.
+    """
+    originals = None
+    if state_dir is not None:
+        originals = OriginalsFile(state_dir / ORIGINALS_NAME, kind=kind)
     if kind == "affinity":
-        return AffinityRuntime()
+        return AffinityRuntime(originals=originals)
     if kind == "cgroup":
-        return CgroupV2Runtime(cgroup_root)
+        return cgroup_runtime(cgroup_root, originals=originals)
     msg = f"unknown runtime {kind!r}; use one of {', '.join(RUNTIME_KINDS)}"
     raise ConfigError(msg)
 
@@ -175,10 +185,14 @@ def build_agent(
     kubelet = config.kubelet_config()
     period = config.period()
     topology = config.machine()
-    pinning = runtime or build_runtime(config.runtime, cgroup_root=config.cgroup_root)
-    refuse: TargetCheck | None = getattr(pinning, "target_refusal", None)
+    if runtime is None and config.runtime not in RUNTIME_KINDS:
+        build_runtime(config.runtime)  # the one-line ConfigError, before taking the lock
     lock = StateDirLock(config.state_dir).acquire()
     try:
+        pinning = runtime or build_runtime(
+            config.runtime, cgroup_root=config.cgroup_root, state_dir=config.state_dir
+        )
+        refuse: TargetCheck | None = getattr(pinning, "target_refusal", None)
         metrics = PrometheusObserver(numa_of_cpu=lambda cpu: topology.info(cpu).numa)
         events = EventBuffer()
         node = Node(

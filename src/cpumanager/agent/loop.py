@@ -24,7 +24,7 @@ rejection is logged once until the reason changes.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -39,7 +39,7 @@ from cpumanager.core.events import (
 )
 from cpumanager.core.ids import ContainerID, PodUID
 from cpumanager.core.reconcile import ContainerPhase, ContainerStatus
-from cpumanager.core.workload import Pod
+from cpumanager.core.workload import Pod, guaranteed_cpus
 from cpumanager.errors import CpuManagerError, RuntimeApplyError
 from cpumanager.manager.node import Node
 from cpumanager.ports import Observer, Runtime
@@ -166,6 +166,26 @@ class AgentLoop:
         running = [(w.container_id, w.pod.uid, w.pod.containers[0].name) for w in scan.workloads]
         self.node.start(active_pods=self.active_pods, running_containers=running)
         self._started = True
+        self._restore_unlisted({w.container_id for w in scan.workloads})
+
+    def _restore_unlisted(self, listed: set[ContainerID]) -> None:
+        """Put back the saved originals of targets no manifest lists any more.
+
+        A previous agent (stopped by SIGKILL, or ``--once``) left them pinned; their
+        originals survive in the state directory (the runtime loaded them).
+        """
+        saved: Callable[[], Mapping[ContainerID, object]] | None = getattr(
+            self.runtime, "saved", None
+        )
+        if saved is None:
+            return
+        for target in sorted(set(saved()) - listed):
+            try:
+                self.runtime.restore(target)
+            except RuntimeApplyError as err:
+                self._log.warning("%s", err.message)
+            else:
+                self._log.info("%s is no longer listed; its original CPUs are back", target)
 
     @property
     def started(self) -> bool:
@@ -203,7 +223,9 @@ class AgentLoop:
         self._forget_gone(live, report)
         listed = {w.pod.uid: w.container_id for w in live}
         self._pending = {
-            uid: w for uid, w in self._pending.items() if listed.get(uid) == w.container_id
+            uid: w
+            for uid, w in self._pending.items()
+            if listed.get(uid) == w.container_id and not self._spec_changed(w, report)
         }
         self.node.remove_stale_state()
         self._absorb(report)
@@ -241,7 +263,14 @@ class AgentLoop:
         for uid, workload in list(self._admitted.items()):
             now = current.get(uid)
             if now is not None and now.container_id == workload.container_id:
-                continue
+                if now.pod == workload.pod:
+                    continue
+                # A changed spec is a new pod, as for the kubelet (a pod's resources are
+                # immutable there): release, then admit it again in this tick.
+                report.notes.append(
+                    f"{now.pod.display_name}: its spec changed; released and admitted again"
+                )
+                self._log.info("%s: spec changed; released and admitted again", now.source)
             del self._admitted[uid]
             # As the kubelet's RemoveContainer: release now, and forget what was applied, so
             # a new process under the same pod gets its cpuset pushed again.
@@ -257,6 +286,23 @@ class AgentLoop:
                         f"{workload.pod.display_name}: no longer listed; "
                         f"{workload.container_id} got its original CPUs back"
                     )
+
+    def _spec_changed(self, workload: Workload, report: TickReport) -> bool:
+        """Whether a workload kept from before a restart now asks for other exclusive CPUs.
+
+        Its checkpoint entry was made for the old spec; keeping it would silently give the
+        old CPUs to the new spec, so the entry is released and the pod admitted anew.
+        """
+        container = workload.pod.containers[0]
+        held = self.node.snapshot().cpu.cpuset_of(workload.pod.uid, container.name)
+        wanted = guaranteed_cpus(workload.pod, container)
+        if len(held or ()) == wanted:
+            return False
+        report.notes.append(
+            f"{workload.pod.display_name}: its spec changed while the agent was down; "
+            "released and admitted again"
+        )
+        return True
 
     def _admit(self, workload: Workload, report: TickReport) -> None:
         pod = workload.pod

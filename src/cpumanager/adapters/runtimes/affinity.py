@@ -21,9 +21,10 @@ from dataclasses import dataclass
 
 import psutil
 
+from cpumanager.adapters.runtimes._originals import OriginalsFile
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.ids import ContainerID
-from cpumanager.errors import RuntimeApplyError
+from cpumanager.errors import CpuManagerError, RuntimeApplyError
 
 __all__ = [
     "PID_SCHEME",
@@ -137,8 +138,34 @@ def _same_process(pid: int, started: float) -> bool:
 class AffinityRuntime:
     """Pins processes (and all their threads) with ``sched_setaffinity``; restores them."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, originals: OriginalsFile | None = None) -> None:
         self._originals: dict[int, _Original] = {}
+        self._file = originals
+        if originals is not None:
+            self._adopt(originals.load())
+
+    def _adopt(self, entries: dict[str, object]) -> None:
+        """Keep saved originals of processes that still run (same pid and start time)."""
+        for key, value in entries.items():
+            try:
+                pid = parse_pid_id(key)
+                started = float(value["started"])  # type: ignore[index]
+                cpus = CPUSet.parse(str(value["cpus"]))  # type: ignore[index]
+            except (CpuManagerError, TypeError, KeyError, ValueError):
+                continue
+            if cpus and _same_process(pid, started):
+                self._originals[pid] = _Original(started, cpus)
+        self._persist()
+
+    def _persist(self) -> None:
+        if self._file is None:
+            return
+        self._file.save(
+            {
+                str(pid_container_id(pid)): {"started": o.started, "cpus": str(o.cpus)}
+                for pid, o in sorted(self._originals.items())
+            }
+        )
 
     def _process(self, pid: int, container_id: str) -> psutil.Process:
         try:
@@ -171,6 +198,11 @@ class AffinityRuntime:
                 msg = f"cannot read the CPU affinity of process {pid}: {_why(err)}"
                 raise RuntimeApplyError(msg) from err
             self._originals[pid] = _Original(process.create_time(), original)
+            try:
+                self._persist()  # recorded before anything changes
+            except RuntimeApplyError:
+                del self._originals[pid]
+                raise
         self._set_all_threads(process, cpus)
 
     def _set_all_threads(self, process: psutil.Process, cpus: CPUSet) -> None:
@@ -274,6 +306,8 @@ class AffinityRuntime:
             except (RuntimeApplyError, psutil.Error) as err:
                 if _same_process(pid, original.started):
                     failures.append(getattr(err, "message", str(err)))
+        if pids:
+            self._persist()
         if failures:
             msg = "could not restore CPU affinity: " + "; ".join(failures)
             raise RuntimeApplyError(msg)
