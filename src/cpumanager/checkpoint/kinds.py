@@ -16,14 +16,16 @@ checkpoint back, byte for byte.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
-from cpumanager.checkpoint import codec, device, fastjson, gojson, memory
-from cpumanager.checkpoint.device import DeviceManagerCheckpoint, DeviceManagerCheckpointV1
-from cpumanager.checkpoint.memory import MemoryManagerCheckpoint
-from cpumanager.checkpoint.model import CheckpointV1, CheckpointV2
+from cpumanager.checkpoint import codec, fastjson, gojson
 from cpumanager.core.gocompat import one_line
 from cpumanager.errors import CheckpointFormatError
+
+if TYPE_CHECKING:  # the memory and device codecs load when such a file is read (cold start)
+    from cpumanager.checkpoint.device import DeviceManagerCheckpoint, DeviceManagerCheckpointV1
+    from cpumanager.checkpoint.memory import MemoryManagerCheckpoint
+    from cpumanager.checkpoint.model import CheckpointV1, CheckpointV2
 
 __all__ = [
     "KIND_FILE_NAMES",
@@ -35,12 +37,9 @@ __all__ = [
 ]
 
 CheckpointKind = Literal["cpu", "memory", "device"]
-AnyCheckpoint = (
-    CheckpointV1
-    | CheckpointV2
-    | MemoryManagerCheckpoint
-    | DeviceManagerCheckpoint
-    | DeviceManagerCheckpointV1
+AnyCheckpoint: TypeAlias = (
+    "CheckpointV1 | CheckpointV2 | MemoryManagerCheckpoint | DeviceManagerCheckpoint"
+    " | DeviceManagerCheckpointV1"
 )
 KIND_FILE_NAMES: dict[CheckpointKind, str] = {
     "cpu": "cpu_manager_state",
@@ -101,14 +100,22 @@ def decode_any(data: bytes, *, source: str = "<bytes>") -> tuple[CheckpointKind,
     """
     kind, tree = _detect(data, source)
     if kind == "memory":
+        from cpumanager.checkpoint import memory
+
         return kind, memory.decode_memory(data, source=source, tree=tree)
     if kind == "device":
+        from cpumanager.checkpoint import device
+
         return kind, device.decode_device(data, source=source, tree=tree)
     return kind, codec.decode(data, source=source)
 
 
 def encode_any(checkpoint: AnyCheckpoint) -> bytes:
     """The bytes the kubelet writes for ``checkpoint`` (its stored checksum kept as is)."""
+    from cpumanager.checkpoint import device, memory
+    from cpumanager.checkpoint.device import DeviceManagerCheckpoint, DeviceManagerCheckpointV1
+    from cpumanager.checkpoint.memory import MemoryManagerCheckpoint
+
     if isinstance(checkpoint, MemoryManagerCheckpoint):
         return memory.encode_memory(checkpoint)
     if isinstance(checkpoint, DeviceManagerCheckpoint | DeviceManagerCheckpointV1):

@@ -7,20 +7,19 @@ that are no checkpoint at all stay on the CPU path, whose errors say what a file
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from cpumanager.adapters.checkpoint_files import write_checked
-from cpumanager.checkpoint import kinds, node_files
-from cpumanager.checkpoint.memory import MachineState
-from cpumanager.checkpoint.memory_restore import default_machine_state
-from cpumanager.checkpoint.node_files import OtherKind
+from cpumanager.checkpoint import kinds
 from cpumanager.cli.options import emit_json
-from cpumanager.core.quantity import parse_quantity
-from cpumanager.core.quantity import value as quantity_value
-from cpumanager.core.topology import CPUTopology
 from cpumanager.errors import CheckpointError, InputError
+
+if TYPE_CHECKING:  # the memory and device codecs load only for those files (cold start)
+    from cpumanager.checkpoint.memory import MachineState
+    from cpumanager.checkpoint.node_files import OtherKind
+    from cpumanager.core.topology import CPUTopology
 
 __all__ = ["other_kind", "show", "verify", "write"]
 
@@ -42,6 +41,8 @@ def _lines(pairs: list[tuple[str, str]]) -> None:
 
 def show(data: bytes, kind: OtherKind, *, path: Path, output: str) -> None:
     """``inspect``: the state, with a bad checksum shown rather than refused."""
+    from cpumanager.checkpoint import node_files
+
     read = node_files.read_node_file(data, kind, source=str(path))
     found = node_files.summary(read)
     if output == "json":
@@ -96,8 +97,14 @@ def parse_reserved_memory(values: tuple[str, ...]) -> dict[int, dict[str, int]]:
                 if not found or not name:
                     message = f"--reserved-memory {reservation!r}: expected type=quantity"
                     raise InputError(message)
-                node[name.strip()] = quantity_value(parse_quantity(amount.strip(), field=name))
+                node[name.strip()] = _quantity(amount.strip(), name)
     return out
+
+
+def _quantity(amount: str, name: str) -> int:
+    from cpumanager.core.quantity import parse_quantity, value
+
+    return value(parse_quantity(amount, field=name))
 
 
 def default_state(topology: CPUTopology, reserved: dict[int, dict[str, int]]) -> MachineState:
@@ -111,6 +118,8 @@ def default_state(topology: CPUTopology, reserved: dict[int, dict[str, int]]) ->
             )
             raise InputError(message)
         memory[node.id] = node.memory_bytes
+    from cpumanager.checkpoint.memory_restore import default_machine_state
+
     return default_machine_state(memory, system_reserved=reserved)
 
 
@@ -124,6 +133,8 @@ def verify(
     machine: MachineState | None = None,
 ) -> None:
     """``verify``: exit 1 when the kubelet would not use the file as it is."""
+    from cpumanager.checkpoint import node_files
+
     found = node_files.verify_node_file(
         data, kind, source=str(path), policy=policy, machine=machine
     )
@@ -157,6 +168,8 @@ def write(
     data: bytes, kind: OtherKind, *, path: Path, dest: Path, in_place: bool, to_v2: bool, fmt: str
 ) -> None:
     """``rewrite``/``migrate``: canonical bytes, fresh checksum, decoded again before writing."""
+    from cpumanager.checkpoint import node_files
+
     new = node_files.rewrite_node_file(data, kind, source=str(path), to_v2=to_v2)
     found_kind, checkpoint = kinds.decode_any(new, source=str(dest))
     assert found_kind == kind  # the bytes we wrote decode as what we meant
