@@ -107,7 +107,9 @@ def decision_entries(result: AdmissionResult) -> list[dict[str, Any]]:
             "admit": decision.admitted,
         }
         if decision.explanation is not None:
-            entry["why"] = list(decision.explanation.lines())
-            entry["blocking"] = list(decision.explanation.blocking)
+            names = [name for name, _ in decision.provider_hints]
+            explanation = decision.explanation.with_provider_names(names)
+            entry["why"] = list(explanation.lines())
+            entry["blocking"] = list(explanation.blocking)
         entries.append(entry)
     return entries

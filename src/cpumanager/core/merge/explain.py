@@ -24,7 +24,7 @@ list), the sentence says how much is needed and what is free where, e.g.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from cpumanager.core.bitmask import NUMAMask
@@ -54,10 +54,11 @@ class ResourceExplanation:
     reason: str
     alone_ok: bool = True  # the policy would accept one of its hints if it were alone
     detail: str = ""  # need and free capacity per node, when the hint source knows them
+    resource_label: str = ""  # the provider's name, for a provider that asked for nothing
 
     @property
     def label(self) -> str:
-        return self.resource or f"provider {self.provider}"
+        return self.resource or self.resource_label or f"provider {self.provider}"
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -89,6 +90,27 @@ class MergeExplanation:
 
     def lines(self) -> tuple[str, ...]:
         return (*(res.reason for res in self.resources), self.summary)
+
+    def with_provider_names(self, names: Sequence[str]) -> MergeExplanation:
+        """The same story with providers that asked for nothing named (``cpu``), not numbered.
+
+        The merge sees providers by position only; the manager knows their names.
+        """
+
+        def named(res: ResourceExplanation) -> ResourceExplanation:
+            if res.resource or not 0 <= res.provider < len(names):
+                return res
+            old, new = f"provider {res.provider}", names[res.provider]
+            return replace(res, reason=res.reason.replace(old, new, 1), resource_label=new)
+
+        resources = tuple(named(res) for res in self.resources)
+        relabel = {f"provider {i}": name for i, name in enumerate(names)}
+        return replace(
+            self,
+            resources=resources,
+            blocking=tuple(relabel.get(label, label) for label in self.blocking),
+            widened=tuple(relabel.get(label, label) for label in self.widened),
+        )
 
     def to_json(self) -> dict[str, object]:
         return {
