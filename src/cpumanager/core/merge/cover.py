@@ -97,6 +97,9 @@ class Cover:
                 _total((cost for cost in spent if cost is not None), len(slack)), slack
             ):
                 return True  # one source leaves every costly node out by itself
+        if len(slacks) == 1:
+            # costs are non-negative: one source fits them one by one iff it fits their sum
+            return False
         costly.sort(key=lambda item: -max(sum(c) for c in item[1] if c is not None))
 
         @cache
