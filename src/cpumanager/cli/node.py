@@ -19,6 +19,11 @@ _SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
         "config",
         "The kubelet's effective configuration and where each field came from.",
     ),
+    "whatif": (
+        "cpumanager.cli.node_whatif",
+        "whatif",
+        "Would these pods be admitted on this node now, and why.",
+    ),
     "snapshot": (
         "cpumanager.cli.node_snapshot",
         "snapshot",

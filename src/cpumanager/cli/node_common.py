@@ -1,0 +1,84 @@
+"""What the node answer commands share: where the snapshot comes from, printable text.
+
+Every answer runs on a snapshot file, or with ``--live`` on a snapshot collected in memory
+by the same collector as ``node snapshot`` (``--root``, ``--kubelet-root``, ``--pods`` say
+where to read, as there).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+import click
+
+if TYPE_CHECKING:
+    from cpumanager.nodeview.snapshot import NodeSnapshot
+
+__all__ = ["live_options", "load_node", "printable"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def printable(text: str) -> str:
+    """Control characters from hostile input escaped, so they cannot drive the terminal."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def live_options(func: F) -> F:
+    """``--live`` and where a live collection reads (``--root``, ``--kubelet-root``,
+    ``--pods``)."""
+    decorators = [
+        click.option(
+            "--live",
+            is_flag=True,
+            help="Collect this node's snapshot in memory (as 'node snapshot') and answer.",
+        ),
+        click.option(
+            "--root",
+            type=click.Path(path_type=Path, file_okay=False),
+            default=Path("/"),
+            show_default=True,
+            help="With --live: where sys/devices/system is read.",
+        ),
+        click.option(
+            "--kubelet-root",
+            type=click.Path(path_type=Path, file_okay=False),
+            default=Path("/var/lib/kubelet"),
+            show_default=True,
+            help="With --live: the kubelet's --root-dir.",
+        ),
+        click.option(
+            "--pods",
+            type=click.Path(path_type=Path, dir_okay=False),
+            default=None,
+            metavar="FILE",
+            help="With --live: the node's pods ('kubectl get pods -A -o json' output).",
+        ),
+    ]
+    wrapped: Any = func
+    for decorator in reversed(decorators):
+        wrapped = decorator(wrapped)
+    return cast(F, functools.wraps(func)(wrapped))
+
+
+def load_node(
+    snapshot: Path | None, *, live: bool, root: Path, kubelet_root: Path, pods: Path | None
+) -> NodeSnapshot:
+    """The snapshot file, or a live collection; a one-line SnapshotError otherwise."""
+    from cpumanager.errors import SnapshotError
+
+    if live:
+        from cpumanager.adapters.node_collect import CollectOptions, collect_snapshot
+
+        return collect_snapshot(CollectOptions(root=root, kubelet_root=kubelet_root, pods=pods))
+    if snapshot is None:
+        msg = "give a snapshot file (from 'cpumanager node snapshot') or --live"
+        raise SnapshotError(msg)
+    from cpumanager.adapters.node_collect import load_snapshot
+
+    return load_snapshot(snapshot)

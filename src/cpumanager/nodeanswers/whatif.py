@@ -1,0 +1,207 @@
+"""``node whatif``: would these pods be admitted on this node now, and why (pure).
+
+The node is restored as a restarting kubelet restores it (``restore.py``), then each pod
+goes through the kubelet's admission in its order: the resource managers' admit handler
+(the topology manager's merge, then CPU, memory and device allocation), then the
+resource-fit predicate (``fit.py``). A pod the predicate refuses keeps the CPUs the managers
+handed it until the next stale-state removal (the start of the next admission), as in the
+kubelet. Every decision is explained in sentences; the JSON report has ``simulate -o
+json``'s shape: a ``start`` event for the restore, one ``admit`` event per pod, ``final``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cpumanager.core.events import Released
+from cpumanager.core.workload import Pod, qos_class
+from cpumanager.formats.kubelet_config import KubeletConfig
+from cpumanager.manager.admission import AdmissionResult
+from cpumanager.nodeanswers.fit import Allocatable, FitFailure, node_allocatable, resource_fit
+from cpumanager.nodeanswers.restore import Restored, restore_node
+from cpumanager.nodeview.snapshot import NodeSnapshot
+from cpumanager.sim.report import decision_entries
+
+__all__ = ["PodVerdict", "WhatIf", "what_if"]
+
+
+@dataclass(slots=True)
+class PodVerdict:
+    """One pod's admission: verdict, the kubelet's reason and message, and why."""
+
+    pod: Pod
+    admitted: bool
+    reason: str = ""
+    message: str = ""
+    why: list[str] = field(default_factory=list)
+    event: dict[str, Any] = field(default_factory=dict)
+    result: AdmissionResult | None = None
+
+
+@dataclass(slots=True)
+class WhatIf:
+    """The restore and every pod's verdict, with the JSON report."""
+
+    node_name: str
+    restore_notes: list[str]
+    verdicts: list[PodVerdict]
+    report: dict[str, Any]
+
+
+def _containers(restored: Restored, pod: Pod) -> dict[str, dict[str, Any]]:
+    topology = restored.topology
+    found: dict[str, dict[str, Any]] = {}
+    for container in pod.all_containers():
+        placed = restored.node.placement(pod, container)
+        cpus = placed.cpus or topology.all_cpus  # the none policy keeps no default set
+        entry: dict[str, Any] = {
+            "cpus": str(cpus),
+            "exclusive": placed.exclusive,
+            "numa": list(topology.numa_of(cpus)),
+            "sockets": list(topology.sockets_of(cpus)),
+            "cores": list(topology.cores_of(cpus)),
+            "hint": placed.hint.to_json(),
+        }
+        if placed.devices:
+            entry["devices"] = {k: list(v) for k, v in placed.devices.items()}
+        if placed.memory_numa:
+            entry["memory_numa"] = list(placed.memory_numa)
+        found[container.name] = entry
+    return found
+
+
+def _manager_sentences(result: AdmissionResult) -> list[str]:
+    lines: list[str] = []
+    for decision in result.decisions:
+        head = f"Container {decision.container}: "
+        if decision.explanation is not None:
+            lines.extend(head + line for line in decision.explanation.lines())
+        else:
+            mask = decision.merged.mask
+            where = "any NUMA node" if mask is None else "NUMA {" + str(mask) + "}"
+            lines.append(f"{head}the merged topology hint is {where}.")
+    return lines
+
+
+def _placement_sentences(restored: Restored, pod: Pod) -> list[str]:
+    lines: list[str] = []
+    for name, entry in _containers(restored, pod).items():
+        if entry["exclusive"]:
+            numa = ",".join(str(n) for n in entry["numa"])
+            text = f"Container {name} gets exclusive CPUs {entry['cpus']} (NUMA {{{numa}}})"
+        else:
+            text = f"Container {name} runs in the shared pool {entry['cpus']}"
+        devices = entry.get("devices") or {}
+        if devices:
+            held = "; ".join(f"{r}: {', '.join(ids)}" for r, ids in devices.items())
+            text += f", devices {held}"
+        lines.append(text + ".")
+    return lines
+
+
+def _admit_one(restored: Restored, pod: Pod, allocatable: Allocatable) -> PodVerdict:
+    node = restored.node
+    result = node.admit(pod)
+    qos = qos_class(pod).value
+    why = [f"{pod.display_name} is a {qos} pod."]
+    why.extend(_manager_sentences(result))
+    stale = [e for e in restored.events.drain() if isinstance(e, Released)]
+    for event in stale:
+        why.insert(
+            1,
+            f"Stale-state removal first returned CPUs {event.cpus} of container "
+            f"{event.container_name} (pod {event.pod_uid} is not active).",
+        )
+    if not result.admitted:
+        why.append(
+            f"The resource managers' admit handler rejects it: {result.reason}: {result.message}."
+        )
+        return PodVerdict(pod, False, result.reason, result.message, why, result=result)
+    why.append("The resource managers admit it (topology, CPU, memory and devices).")
+    failures: list[FitFailure] = resource_fit(pod, restored.active, allocatable)
+    if failures:
+        first = failures[0]
+        why.extend(f"Resource fit: {f.message}." for f in failures)
+        held = [e["cpus"] for e in _containers(restored, pod).values() if e["exclusive"]]
+        if held:
+            why.append(
+                f"The CPUs the CPU manager already handed out ({', '.join(held)}) stay "
+                "assigned until the next stale-state removal."
+            )
+        return PodVerdict(pod, False, first.reason, first.message, why, result=result)
+    why.append("Resource fit: the pod fits in the node's allocatable CPU, memory and pods.")
+    why.extend(_placement_sentences(restored, pod))
+    restored.active.append(pod)
+    return PodVerdict(pod, True, "", "", why, result=result)
+
+
+def _event(
+    restored: Restored, verdict: PodVerdict, result_entries: list[dict[str, Any]]
+) -> dict[str, Any]:
+    pod = verdict.pod
+    return {
+        "event": "admit",
+        "pod": pod.name or str(pod.uid),
+        "uid": str(pod.uid),
+        "admitted": verdict.admitted,
+        "error": (
+            None if verdict.admitted else {"reason": verdict.reason, "message": verdict.message}
+        ),
+        "containers": _containers(restored, pod),
+        "default_cpuset": str(restored.node.snapshot().cpu.default_cpuset),
+        "notes": list(verdict.why),
+        "explain": result_entries,
+    }
+
+
+def what_if(
+    snapshot: NodeSnapshot,
+    pods: Sequence[Pod],
+    *,
+    kubelet: KubeletConfig | None = None,
+    explain: bool = False,
+) -> WhatIf:
+    """Restore the node, then admit ``pods`` in order; refusals to start are raised."""
+    restored = restore_node(snapshot, kubelet=kubelet)
+    state = restored.node.snapshot()
+    allocatable = node_allocatable(
+        restored.topology,
+        restored.kubelet,
+        hugepages=snapshot.hugepages,
+        devices=state.devices,
+    )
+    events: list[dict[str, Any]] = [
+        {
+            "event": "start",
+            "admitted": True,
+            "error": None,
+            "default_cpuset": str(state.cpu.default_cpuset),
+            "notes": list(restored.notes),
+        }
+    ]
+    verdicts: list[PodVerdict] = []
+    for pod in pods:
+        verdict = _admit_one(restored, pod, allocatable)
+        entries = decision_entries(verdict.result) if explain and verdict.result else []
+        verdict.event = _event(restored, verdict, entries)
+        if not explain:
+            verdict.event.pop("explain")
+        verdicts.append(verdict)
+        events.append(verdict.event)
+    final = restored.node.snapshot().cpu
+    report = {
+        "scenario": f"node {snapshot.node_name}",
+        "events": events,
+        "final": {
+            "default_cpuset": str(final.default_cpuset),
+            "entries": {
+                str(uid): {str(name): str(cpus) for name, cpus in containers.items()}
+                for uid, containers in final.assignments.items()
+            },
+        },
+        "checkpoint": (restored.store.data or b"").decode("utf-8", "replace"),
+        "metrics": {},
+    }
+    return WhatIf(snapshot.node_name, restored.notes, verdicts, report)
