@@ -89,3 +89,11 @@ def test_machine_file_must_be_regular_and_bounded(tmp_path) -> None:
         handle.truncate(33 * 1024 * 1024)
     with pytest.raises(MachineError, match="more than the 33554432 allowed"):
         read_machine_file(big)
+
+
+def test_a_numa_cpus_value_too_long_to_print_is_a_machine_error() -> None:
+    text = dump_machine(get_preset("dual-socket-ht"), yaml_format=True)
+    hostile = text.replace("cpus: '0,2,4,6,8,10'", "cpus: 0x" + "9" * 5_000)
+    assert hostile != text
+    with pytest.raises(MachineError, match=r"numa_nodes\[0\]\.cpus"):
+        load_machine_text(hostile, source="m.yaml")  # found by bench/fuzz_inputs.py

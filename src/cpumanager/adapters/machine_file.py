@@ -54,6 +54,9 @@ def load_machine_text(text: str, *, source: str, yaml_first: bool = True) -> CPU
         raise MachineError(msg)
     try:
         topology = topology_from_dict(data)
+    except ValueError as err:  # e.g. a number too long to print; never a traceback
+        msg = f"machine file {source!r}: a value cannot be used ({str(err)[:100]}); fix it"
+        raise MachineError(msg) from err
     except MachineError as err:
         msg = f"machine file {source!r}: {err.message}"
         raise MachineError(msg) from err

@@ -166,7 +166,9 @@ def _nodes(
         listed = item.get("cpus")
         if listed is not None:
             try:
-                declared = CPUSet.parse(str(listed))
+                # str() of an int past 4,300 digits raises ValueError; no CPU id is that long
+                text = "(a huge number)" if isinstance(listed, int) and listed > 2**64 else listed
+                declared = CPUSet.parse(str(text))
             except InvalidCPUSetError as err:
                 msg = f"numa_nodes[{index}].cpus: {err.message}"
                 raise MachineError(msg) from err
