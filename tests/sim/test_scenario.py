@@ -191,3 +191,15 @@ def test_load_scenario_resolves_paths_next_to_the_file(tmp_path: Path) -> None:
     scenario = load_scenario(path)
     assert scenario.source == str(path)
     assert isinstance(scenario.events[0], Admit)
+
+
+def test_hostile_scenario_yaml_is_a_one_line_error(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("events: " + "[" * 30_000)  # segfaulted libyaml's composer
+    with pytest.raises(ScenarioError, match="nested more than 100 levels") as info:
+        load_scenario(deep)
+    assert "\n" not in str(info.value)
+    huge = tmp_path / "huge.yaml"
+    huge.write_text("events: " + "1" * 5_000)
+    with pytest.raises(ScenarioError, match="more than 4300 digits"):
+        load_scenario(huge)

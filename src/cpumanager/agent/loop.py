@@ -38,6 +38,7 @@ from cpumanager.core.events import (
     StateRepaired,
 )
 from cpumanager.core.ids import ContainerID, PodUID
+from cpumanager.core.printable import printable
 from cpumanager.core.reconcile import ContainerPhase, ContainerStatus
 from cpumanager.core.workload import Pod, guaranteed_cpus
 from cpumanager.errors import CpuManagerError, RuntimeApplyError
@@ -355,7 +356,7 @@ class AgentLoop:
 
     def _name(self, uid: str) -> str:
         workload = self._admitted.get(PodUID(uid))
-        return workload.pod.display_name if workload is not None else uid
+        return workload.pod.display_name if workload is not None else printable(uid)
 
     def _absorb(self, report: TickReport) -> None:
         for event in self._events.drain():
@@ -379,8 +380,8 @@ class AgentLoop:
                     self._log.info(
                         "released CPUs %s of %s/%s (%s)",
                         event.cpus,
-                        event.pod_uid,
-                        event.container_name,
+                        printable(event.pod_uid),  # stored ids may predate the uid rule
+                        printable(event.container_name),
                         event.reason,
                     )
                 case PinningFailed():

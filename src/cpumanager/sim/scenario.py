@@ -38,10 +38,11 @@ from typing import Any
 
 import yaml
 
+from cpumanager.adapters._text import load_yaml_documents, read_utf8_text
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.topology import CPUTopology
 from cpumanager.core.workload import Pod
-from cpumanager.errors import CpuManagerError, InvalidCPUSetError, ScenarioError
+from cpumanager.errors import CpuManagerError, InputError, InvalidCPUSetError, ScenarioError
 from cpumanager.manager.node import NodeResources
 from cpumanager.sim.resources import parse_resources
 
@@ -125,20 +126,29 @@ class Scenario:
 def load_scenario(path: Path) -> Scenario:
     """Read and parse one scenario file; every problem is a one-line ScenarioError."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        msg = f"cannot read scenario {str(path)!r}: {err}; check the path"
+        text = read_utf8_text(path, what="scenario", utf8_remedy="save it as UTF-8")
+    except InputError as err:
+        msg = f"cannot read scenario {str(path)!r}: {err.message}"
         raise ScenarioError(msg) from err
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        msg = f"scenario {str(path)!r} is not valid YAML/JSON: {_one_line(err)}"
-        raise ScenarioError(msg) from err
+    data = _safe_yaml(text, f"scenario {str(path)!r}")
     return parse_scenario(data, source=str(path), base=path.parent)
 
 
-def _one_line(err: object) -> str:
-    return " ".join(str(err).split())
+def _safe_yaml(text: str, what: str) -> Any:
+    """One YAML document, depth-checked before it is built (``adapters/_text.py``)."""
+    try:
+        docs = load_yaml_documents(
+            text, source=what, error=ScenarioError, remedy="fix it", loader=yaml.SafeLoader
+        )
+    except ScenarioError as err:
+        if "not valid YAML or JSON" in err.message:
+            msg = err.message.replace(": not valid YAML or JSON", " is not valid YAML/JSON:", 1)
+            raise ScenarioError(msg) from err
+        raise
+    if len(docs) > 1:
+        msg = f"{what} holds {len(docs)} YAML documents; give one"
+        raise ScenarioError(msg)
+    return docs[0] if docs else None
 
 
 def _mapping(value: object, where: str) -> Mapping[str, Any]:
@@ -154,13 +164,11 @@ def _read_yaml_file(base: Path, name: object, where: str) -> Any:
         raise ScenarioError(msg)
     path = base / name
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as err:
-        msg = f"{where}.file: cannot read {str(path)!r}: {err}"
+        text = read_utf8_text(path, what="file", utf8_remedy="save it as UTF-8")
+    except InputError as err:
+        msg = f"{where}.file: cannot read {str(path)!r}: {err.message}"
         raise ScenarioError(msg) from err
-    except yaml.YAMLError as err:
-        msg = f"{where}.file: {str(path)!r} is not valid YAML/JSON: {_one_line(err)}"
-        raise ScenarioError(msg) from err
+    return _safe_yaml(text, f"{where}.file: {str(path)!r}")
 
 
 def _machine(raw: object, base: Path) -> CPUTopology:
