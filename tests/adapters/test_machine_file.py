@@ -97,3 +97,9 @@ def test_a_numa_cpus_value_too_long_to_print_is_a_machine_error() -> None:
     assert hostile != text
     with pytest.raises(MachineError, match=r"numa_nodes\[0\]\.cpus"):
         load_machine_text(hostile, source="m.yaml")  # found by bench/fuzz_inputs.py
+
+
+def test_more_than_65536_cpus_is_refused_before_building() -> None:
+    cpus = ",".join(f'{{"id":{i},"core":{i},"socket":0,"numa":0}}' for i in range(65_537))
+    with pytest.raises(MachineError, match="lists 65537 CPUs, more than the 65536"):
+        load_machine_text(f'{{"cpus":[{cpus}]}}', source="m.json", yaml_first=False)

@@ -21,6 +21,7 @@ from cpumanager.adapters._text import (
 from cpumanager.core.topology import CPUTopology
 from cpumanager.errors import MachineError
 from cpumanager.formats.machine_format import topology_from_dict, topology_to_dict
+from cpumanager.presets import MAX_SHAPE_CPUS
 
 __all__ = ["dump_machine", "load_machine_text", "read_machine_file", "write_machine_file"]
 
@@ -50,6 +51,13 @@ def load_machine_text(text: str, *, source: str, yaml_first: bool = True) -> CPU
         msg = (
             f"machine file {source!r} must hold a mapping with 'cpus', 'numa_nodes' and "
             "'distances'; write one with 'cpumanager topology --save FILE'"
+        )
+        raise MachineError(msg)
+    listed = data.get("cpus")
+    if isinstance(listed, list) and len(listed) > MAX_SHAPE_CPUS:
+        msg = (
+            f"machine file {source!r} lists {len(listed)} CPUs, more than the "
+            f"{MAX_SHAPE_CPUS} cpumanager models; check the file"
         )
         raise MachineError(msg)
     try:
