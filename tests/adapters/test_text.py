@@ -115,3 +115,20 @@ def test_manifest_file_with_deep_nesting(tmp_path: Path) -> None:
     path.write_text("[" * 30_000)
     with pytest.raises(WorkloadError, match=r"pod\.yaml: nested more than 100"):
         load_pods([path])
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [('"\\n\\t\\r0"', "unable to parse reservedSystemCPUs"), ('"0' + "9" * 5_000 + '"', "cannot")],
+    ids=["control characters", "5000 digits"],
+)
+def test_kubelet_config_values_found_by_the_fuzzer(
+    tmp_path: Path, value: str, expected: str
+) -> None:
+    path = tmp_path / "k.yaml"
+    path.write_text(
+        f"kind: KubeletConfiguration\ncpuManagerPolicy: static\nreservedSystemCPUs: {value}\n"
+    )
+    with pytest.raises(ConfigError, match=expected) as info:
+        read_kubelet_config(path)
+    assert "\n" not in info.value.message

@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml
 
 from cpumanager.adapters._text import load_yaml_documents, read_bounded_text
+from cpumanager.core.printable import printable
 from cpumanager.errors import ConfigError, InputError, KubeletConfigInvalidError
 from cpumanager.formats.kubelet_config import (
     ConfigSource,
@@ -72,9 +73,15 @@ def kubelet_config_from_text(text: str, *, source: str) -> KubeletConfig:
             check_string_maps(data)
         return KubeletConfig.from_mapping(data)
     except KubeletConfigInvalidError as err:
-        raise KubeletConfigInvalidError(tuple(f"{source}: {e}" for e in err.errors)) from err
+        # The kubelet's messages quote values as found; a newline in one must not split
+        # the one-line error.
+        errors = tuple(f"{source}: {printable(e)}" for e in err.errors)
+        raise KubeletConfigInvalidError(errors) from err
     except ConfigError as err:
-        msg = f"{source}: {err.message}"
+        msg = f"{source}: {printable(err.message)}"
+        raise ConfigError(msg) from err
+    except (ValueError, RecursionError) as err:  # e.g. a CPU id of 5,000 digits: int() refuses
+        msg = f"{source}: a value cannot be used ({printable(str(err))[:120]}); fix the file"
         raise ConfigError(msg) from err
 
 
