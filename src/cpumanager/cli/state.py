@@ -22,7 +22,7 @@ from cpumanager.adapters.checkpoint_files import (
     read_container_map,
     write_conversion,
 )
-from cpumanager.checkpoint import codec, kinds
+from cpumanager.checkpoint import codec, compat, kinds
 from cpumanager.checkpoint.convert import (
     TARGET_FORMATS,
     TargetFormat,
@@ -33,7 +33,7 @@ from cpumanager.checkpoint.convert import (
     read_lenient,
 )
 from cpumanager.checkpoint.loader import Diagnosis, diagnose
-from cpumanager.cli import state_nodes
+from cpumanager.cli import state_nodes, state_versions
 from cpumanager.cli.options import emit_json, load_topology, machine_options, output_option
 from cpumanager.core.containermap import ContainerMap
 from cpumanager.core.cpuset import CPUSet
@@ -198,10 +198,12 @@ def _verify_json(path: Path, found: Diagnosis) -> dict[str, Any]:
     metavar="N:TYPE=Q[,...]",
     help="Memory files: the kubelet's reservedMemory, e.g. 0:memory=1Gi (repeatable).",
 )
+@state_versions.kubelet_version_option
 @output_option
 def verify(
     *,
     path: Path,
+    release: tuple[int, int],
     sysfs: Path | None,
     machine: str | None,
     policy: str | None,
@@ -211,8 +213,14 @@ def verify(
     reserved_memory: tuple[str, ...],
     output: str,
 ) -> None:
-    """Exit 0 when the kubelet would restore PATH (any of its three checkpoints), else 1."""
+    """Exit 0 when the kubelet would restore PATH (any of its three checkpoints), else 1.
+
+    Names the format and the kubelet releases that restore every entry of it.
+    """
     data = read_checkpoint(path)
+    if compat.identify(data) in state_versions.NEWER_FORMATS:
+        state_versions.verify_newer(data, path=path, release=release, output=output)
+        return
     other = state_nodes.other_kind(data)
     if other is not None:
         topology = _topology(sysfs, machine) if other == "memory" else None
@@ -223,6 +231,8 @@ def verify(
         state_nodes.verify(
             data, other, path=path, policy=policy, output=output, machine=machine_state
         )
+        if other == "memory" and output != "json":
+            state_versions.echo_readers(data)
         return
     reserved = _reserved(reserved_cpus)
     cmap = read_container_map(containers)
@@ -237,7 +247,7 @@ def verify(
         strict_reservation=strict_reservation,
     )
     if output == "json":
-        emit_json(_verify_json(path, found))
+        emit_json({**_verify_json(path, found), **state_versions.describe(data)})
     else:
         verdict = "OK: the kubelet would restore it" if found.ok else "FAIL: the kubelet refuses it"
         _lines(
@@ -252,6 +262,7 @@ def verify(
             click.echo(f"  reason: {reason}")
         for note in found.notes:
             click.echo(f"  note: {note}")
+        state_versions.echo_readers(data)
     if not found.ok:
         raise SystemExit(1)
 

@@ -1,0 +1,100 @@
+"""``cpumanager state`` across kubelet releases: the format a file is in, who reads it.
+
+``verify`` names the format and the releases that restore every entry; a file in a format
+newer than v1.35 (CPU V3/V4, memory V2/V3) is verified here against ``--kubelet-version``.
+``migrate --to-kubelet`` says what a target release does with the file and writes the bytes
+it would accept when a conversion keeps every assignment.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cpumanager.checkpoint import compat
+from cpumanager.cli.options import emit_json
+from cpumanager.core import versions
+from cpumanager.core.versions import Release
+
+__all__ = ["NEWER_FORMATS", "describe", "kubelet_version_option", "verify_newer"]
+
+NEWER_FORMATS = frozenset({"cpu-v3", "cpu-v4", "cpu-data-137820", "memory-v2", "memory-v3"})
+
+
+def _release(_ctx: click.Context, _param: click.Parameter, value: str | None) -> Release:
+    return versions.NEWEST if value is None else versions.parse_release(value)
+
+
+kubelet_version_option = click.option(
+    "--kubelet-version",
+    "release",
+    default=None,
+    callback=_release,
+    metavar="1.N",
+    help=f"The kubelet release to judge by (1.18 .. {versions.NEWEST[0]}.{versions.NEWEST[1]}; "
+    "default the newest).",
+)
+
+
+def describe(data: bytes) -> dict[str, str]:
+    """Format and reader ranges of a file, for the verify report."""
+    fmt = compat.identify(data)
+    plain, gated = compat.readers(data)
+    return {
+        "written_as": compat.FORMAT_NAMES.get(fmt, "unknown"),
+        "format_id": fmt,
+        "read_by": plain,
+        "read_by_with_PodLevelResourceManagers": gated,
+    }
+
+
+def _outcome_text(outcome: compat.Outcome) -> str:
+    if outcome.error:
+        return f"refuses it: {outcome.error}"
+    text = f"reads it as {compat.FORMAT_NAMES.get(outcome.format, outcome.format)}"
+    if outcome.dropped_pod_entries:
+        text += f", dropping {outcome.dropped_pod_entries} pod-level entries"
+    return text
+
+
+def verify_newer(data: bytes, *, path: Path, release: Release, output: str) -> None:
+    """Verify a post-1.35 file against one release (its default gates); exit 1 if refused."""
+    outcome = compat.read_as(data, release)
+    info = describe(data)
+    ok = outcome.ok and outcome.dropped_pod_entries == 0
+    name = f"{release[0]}.{release[1]}"
+    if output == "json":
+        payload: dict[str, Any] = {
+            "path": str(path),
+            "ok": ok,
+            "kubelet": name,
+            "outcome": _outcome_text(outcome),
+            **info,
+        }
+        emit_json(payload)
+    else:
+        verdict = f"OK: kubelet {name} would restore it" if ok else f"FAIL: kubelet {name} "
+        if not ok:
+            verdict += _outcome_text(outcome)
+        rows = [
+            ("file", str(path)),
+            ("verdict", verdict),
+            ("format", info["written_as"]),
+            ("read by", info["read_by"]),
+            ("with gate", info["read_by_with_PodLevelResourceManagers"]),
+        ]
+        width = max(len(key) for key, _ in rows)
+        for key, value in rows:
+            click.echo(f"{key.ljust(width)}  {click.unstyle(value)}")
+    if not ok:
+        raise SystemExit(1)
+
+
+def echo_readers(data: bytes) -> None:
+    """The two reader lines appended to the table report of V1/V2/memory V1 files."""
+    info = describe(data)
+    click.echo(f"written as  {info['written_as']}")
+    click.echo(f"read by     kubelet {info['read_by']}")
+    click.echo(f"with gate   kubelet {info['read_by_with_PodLevelResourceManagers']}")

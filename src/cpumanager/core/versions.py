@@ -1,0 +1,313 @@
+"""Every version-dependent kubelet rule, in one table (data + lookup; pure).
+
+A kubelet release is a minor version ``1.N`` (patch releases do not change these rules).
+Each :class:`Rule` says what a setting is from a release on (until the next rule for the same
+key) and which PR changed it; :func:`profile` folds the table for one release and gate set.
+docs/versions.md lists the same rows; tests/core/test_versions.py exercises each one.
+Releases before :data:`OLDEST` are refused, the default is :data:`NEWEST`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from cpumanager.errors import InputError
+
+__all__ = [
+    "NEWEST",
+    "OLDEST",
+    "RULES",
+    "KubeletProfile",
+    "Release",
+    "Rule",
+    "cpu_formats_read",
+    "memory_formats_read",
+    "parse_release",
+    "profile",
+    "readers_of",
+]
+
+Release = tuple[int, int]
+Maturity = Literal["absent", "alpha", "beta", "ga"]
+
+OLDEST: Final[Release] = (1, 18)
+NEWEST: Final[Release] = (1, 37)
+
+_VERSION = re.compile(r"v?(\d{1,2})\.(\d{1,3})(?:\.\d{1,4})?(?:[-+][0-9A-Za-z.\-+]{0,64})?")
+
+
+def parse_release(text: str) -> Release:
+    """``1.30``, ``v1.30.2`` or ``v1.30.2-eks-1`` → ``(1, 30)``; InputError outside 1.18..newest."""
+    match = _VERSION.fullmatch(text.strip())
+    if match is None:
+        message = f"kubelet version {text[:40]!r} is not a version: write it like 1.30 or v1.30.2"
+        raise InputError(message)
+    release = (int(match.group(1)), int(match.group(2)))
+    if not OLDEST <= release <= NEWEST:
+        message = (
+            f"kubelet version {text[:40]!r} is outside the releases modelled "
+            f"({_show(OLDEST)} .. {_show(NEWEST)}): give one of those"
+        )
+        raise InputError(message)
+    return release
+
+
+def _show(release: Release) -> str:
+    return f"{release[0]}.{release[1]}"
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """From ``since`` on (until the next rule with the same key), ``key`` is ``value``."""
+
+    key: str
+    since: Release
+    value: object
+    pr: str
+    note: str = ""
+
+
+def _r(key: str, since: str, value: object, pr: str, note: str = "") -> Rule:
+    major, minor = since.split(".")
+    return Rule(key, (int(major), int(minor)), value, pr, note)
+
+
+# Gate maturity: ("alpha"|"beta"|"ga", default on?). Option level: "alpha"|"beta"|"ga".
+RULES: Final[tuple[Rule, ...]] = (
+    # --- checkpoint formats ------------------------------------------------------------------
+    _r("cpu.write", "1.18", "v2", "KEP-375/v1.18", "pod UID + container name keys"),
+    _r("cpu.write", "1.36", "v2|v3", "#134768", "V3 (podEntries) with PodLevelResourceManagers"),
+    _r("cpu.write", "1.37", "v4", "#139102", "inline V3 fields, checksum 0, data/dataChecksum"),
+    _r("cpu.read", "1.18", ("v1", "v2"), "KEP-375/v1.18", "V1 first, then V2"),
+    _r("cpu.read", "1.36", ("v3", "v1", "v2"), "#134768", "V3 first with the gate"),
+    _r("cpu.read", "1.37", ("v4", "v3", "v1", "v2"), "#139102"),
+    _r("memory.write", "1.18", "none", "-", "no memory manager before 1.21"),
+    _r("memory.write", "1.21", "v1", "KEP-1769"),
+    _r("memory.write", "1.36", "v1|v2", "#134768", "V2 (podEntries) with the gate"),
+    _r("memory.write", "1.37", "v3", "#139626", "inline V1 fields, data/dataChecksum"),
+    _r("memory.read", "1.21", ("v1",), "KEP-1769"),
+    _r("memory.read", "1.36", ("v2", "v1"), "#134768", "V2 first with the gate"),
+    _r("memory.read", "1.37", ("v3", "v2", "v1"), "#139626"),
+    # --- feature gates -----------------------------------------------------------------------
+    _r("gate.CPUManagerPolicyOptions", "1.18", ("absent", False), "-"),
+    _r("gate.CPUManagerPolicyOptions", "1.22", ("alpha", False), "KEP-2625"),
+    _r("gate.CPUManagerPolicyOptions", "1.23", ("beta", True), "KEP-2625"),
+    _r("gate.CPUManagerPolicyOptions", "1.33", ("ga", True), "KEP-2625"),
+    _r("gate.CPUManagerPolicyAlphaOptions", "1.18", ("absent", False), "-"),
+    _r("gate.CPUManagerPolicyAlphaOptions", "1.23", ("alpha", False), "KEP-2625"),
+    _r("gate.CPUManagerPolicyBetaOptions", "1.18", ("absent", False), "-"),
+    _r("gate.CPUManagerPolicyBetaOptions", "1.23", ("beta", True), "KEP-2625"),
+    _r("gate.TopologyManagerPolicyOptions", "1.18", ("absent", False), "-"),
+    _r("gate.TopologyManagerPolicyOptions", "1.26", ("alpha", False), "KEP-3545"),
+    _r("gate.TopologyManagerPolicyOptions", "1.28", ("beta", True), "KEP-3545"),
+    _r("gate.TopologyManagerPolicyOptions", "1.32", ("ga", True), "KEP-3545"),
+    _r("gate.MemoryManager", "1.18", ("absent", False), "-"),
+    _r("gate.MemoryManager", "1.21", ("alpha", False), "KEP-1769"),
+    _r("gate.MemoryManager", "1.22", ("beta", True), "KEP-1769"),
+    _r("gate.MemoryManager", "1.32", ("ga", True), "KEP-1769"),
+    _r("gate.SidecarContainers", "1.18", ("absent", False), "-"),
+    _r("gate.SidecarContainers", "1.28", ("alpha", False), "KEP-753"),
+    _r("gate.SidecarContainers", "1.29", ("beta", True), "KEP-753"),
+    _r("gate.SidecarContainers", "1.33", ("ga", True), "KEP-753"),
+    _r("gate.PodLevelResources", "1.18", ("absent", False), "-"),
+    _r("gate.PodLevelResources", "1.32", ("alpha", False), "KEP-2837"),
+    _r("gate.PodLevelResources", "1.34", ("beta", True), "KEP-2837"),
+    _r("gate.PodLevelResourceManagers", "1.18", ("absent", False), "-"),
+    _r("gate.PodLevelResourceManagers", "1.36", ("alpha", False), "#134768"),
+    _r("gate.InPlacePodVerticalScaling", "1.18", ("absent", False), "-"),
+    _r("gate.InPlacePodVerticalScaling", "1.27", ("alpha", False), "KEP-1287"),
+    _r("gate.InPlacePodVerticalScaling", "1.33", ("beta", True), "KEP-1287"),
+    _r("gate.InPlacePodVerticalScaling", "1.35", ("ga", True), "KEP-1287"),
+    _r("gate.InPlacePodVerticalScalingExclusiveCPUs", "1.18", ("absent", False), "-"),
+    _r("gate.InPlacePodVerticalScalingExclusiveCPUs", "1.32", ("alpha", False), "KEP-1287"),
+    # --- static CPU policy options (level decides which maturity gate must be on) -------------
+    _r("option.full-pcpus-only", "1.18", "absent", "-"),
+    _r("option.full-pcpus-only", "1.22", "alpha", "KEP-2625"),
+    _r("option.full-pcpus-only", "1.23", "beta", "KEP-2625"),
+    _r("option.full-pcpus-only", "1.33", "ga", "KEP-2625"),
+    _r("option.distribute-cpus-across-numa", "1.18", "absent", "-"),
+    _r("option.distribute-cpus-across-numa", "1.23", "alpha", "KEP-2902"),
+    _r("option.distribute-cpus-across-numa", "1.33", "beta", "KEP-2902"),
+    _r("option.align-by-socket", "1.18", "absent", "-"),
+    _r("option.align-by-socket", "1.25", "alpha", "KEP-3327"),
+    _r("option.distribute-cpus-across-cores", "1.18", "absent", "-"),
+    _r("option.distribute-cpus-across-cores", "1.31", "alpha", "KEP-4176"),
+    _r("option.strict-cpu-reservation", "1.18", "absent", "-"),
+    _r("option.strict-cpu-reservation", "1.32", "alpha", "KEP-4540"),
+    _r("option.strict-cpu-reservation", "1.33", "beta", "KEP-4540"),
+    _r("option.prefer-align-cpus-by-uncorecache", "1.18", "absent", "-"),
+    _r("option.prefer-align-cpus-by-uncorecache", "1.32", "alpha", "KEP-4800"),
+    _r("option.prefer-align-cpus-by-uncorecache", "1.34", "beta", "KEP-4800"),
+    # --- topology manager options ------------------------------------------------------------
+    _r("option.prefer-closest-numa-nodes", "1.18", "absent", "-"),
+    _r("option.prefer-closest-numa-nodes", "1.26", "alpha", "KEP-3545"),
+    _r("option.prefer-closest-numa-nodes", "1.28", "beta", "KEP-3545"),
+    _r("option.prefer-closest-numa-nodes", "1.32", "ga", "KEP-3545"),
+    _r("option.max-allowable-numa-nodes", "1.18", "absent", "-"),
+    _r("option.max-allowable-numa-nodes", "1.31", "beta", "KEP-4622"),
+    _r("option.max-allowable-numa-nodes", "1.35", "ga", "KEP-4622"),
+    # --- in-place resize on a static node ----------------------------------------------------
+    _r("resize.static-cpu", "1.18", "no-resize", "-", "InPlacePodVerticalScaling not served"),
+    _r("resize.static-cpu", "1.27", "gate", "KEP-1287", "alpha: only with the gate"),
+    _r("resize.static-cpu", "1.33", "refuse-guaranteed", "KEP-1287", "every Guaranteed resize"),
+    _r("resize.static-cpu", "1.34", "refuse-request-change", "KEP-1287", "only a CPU change"),
+    _r("resize.exclusive-cpus", "1.18", "not-released", "KEP-5554", "refused as Infeasible"),
+    # --- error texts -------------------------------------------------------------------------
+    _r("text.corrupt", "1.18", "checkpoint is corrupted", "-"),
+    _r(
+        "text.unreadable-data",
+        "1.37",
+        "failed to deserialize cpu manager checkpoint data: %s",
+        "#139102",
+        "V4 reader: a missing or broken data string",
+    ),
+)
+
+_KEYS: Final = tuple(dict.fromkeys(rule.key for rule in RULES))
+
+
+def _strings(rule: Rule | None) -> tuple[str, ...]:
+    if rule is None or not isinstance(rule.value, tuple):
+        return ()
+    return tuple(str(item) for item in rule.value)
+
+
+def _gate(rule: Rule) -> tuple[str, bool]:
+    assert isinstance(rule.value, tuple)
+    level, default = rule.value
+    return str(level), bool(default)
+
+
+def _value(key: str, release: Release) -> Rule | None:
+    found: Rule | None = None
+    for rule in RULES:
+        if rule.key == key and rule.since <= release:
+            found = rule
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class KubeletProfile:
+    """What one release (with its gates) does, folded from :data:`RULES`."""
+
+    release: Release
+    gates: Mapping[str, bool]
+    gate_levels: Mapping[str, str]
+    options: Mapping[str, str]
+    cpu_write: str
+    cpu_read: tuple[str, ...]
+    memory_write: str
+    memory_read: tuple[str, ...]
+    resize_static_cpu: str
+    corrupt_text: str
+    data_error_text: str
+
+    @property
+    def name(self) -> str:
+        return _show(self.release)
+
+    def option_available(self, option: str) -> tuple[bool, str]:
+        """Whether ``option`` is accepted here, and the one-line reason when not."""
+        level = self.options.get(option, "absent")
+        if level == "absent":
+            return False, f"{option} does not exist in kubelet {self.name}"
+        manager = "TopologyManager" if option in _TOPOLOGY_OPTIONS else "CPUManager"
+        if level in ("alpha", "beta"):
+            gate = f"{manager}Policy{level.capitalize()}Options"
+            if not self.gates.get(gate, level == "beta"):
+                return False, f"{option} is {level} in kubelet {self.name}: enable {gate}"
+        return True, ""
+
+
+_TOPOLOGY_OPTIONS: Final = frozenset({"prefer-closest-numa-nodes", "max-allowable-numa-nodes"})
+
+
+def profile(release: Release = NEWEST, gates: Mapping[str, bool] | None = None) -> KubeletProfile:
+    """The folded rules for ``release``; ``gates`` overrides the release's defaults."""
+    gates = dict(gates or {})
+    defaults: dict[str, bool] = {}
+    levels: dict[str, str] = {}
+    options: dict[str, str] = {}
+    for key in _KEYS:
+        rule = _value(key, release)
+        if rule is None:
+            continue
+        if key.startswith("gate."):
+            level, default = _gate(rule)
+            name = key.removeprefix("gate.")
+            levels[name] = str(level)
+            if level != "absent":
+                defaults[name] = bool(default)
+        elif key.startswith("option."):
+            options[key.removeprefix("option.")] = str(rule.value)
+    effective = {**defaults, **{k: v for k, v in gates.items() if k in defaults or k not in levels}}
+    gate_on = effective.get("PodLevelResourceManagers", False)
+
+    def pick(key: str) -> str:
+        rule = _value(key, release)
+        text = str(rule.value) if rule else "none"
+        if "|" in text:
+            off, on = text.split("|")
+            return on if gate_on else off
+        return text
+
+    cpu_read = _strings(_value("cpu.read", release))
+    if release == (1, 36) and not gate_on:
+        cpu_read = ("v1", "v2")
+    memory_read = _strings(_value("memory.read", release))
+    if release == (1, 36) and not gate_on:
+        memory_read = ("v1",)
+    resize = _value("resize.static-cpu", release)
+    corrupt = _value("text.corrupt", release)
+    unreadable = _value("text.unreadable-data", release)
+    return KubeletProfile(
+        release=release,
+        gates=effective,
+        gate_levels=levels,
+        options=options,
+        cpu_write=pick("cpu.write"),
+        cpu_read=cpu_read,
+        memory_write=pick("memory.write"),
+        memory_read=memory_read,
+        resize_static_cpu=str(resize.value) if resize else "no-resize",
+        corrupt_text=str(corrupt.value) if corrupt else "checkpoint is corrupted",
+        data_error_text=str(unreadable.value) if unreadable else "",
+    )
+
+
+def _releases() -> list[Release]:
+    return [(1, minor) for minor in range(OLDEST[1], NEWEST[1] + 1)]
+
+
+def cpu_formats_read(release: Release, *, gate: bool | None = None) -> tuple[str, ...]:
+    """The CPU formats a release's reader tries, in order (gate: PodLevelResourceManagers)."""
+    gates = {} if gate is None else {"PodLevelResourceManagers": gate}
+    return profile(release, gates).cpu_read
+
+
+def memory_formats_read(release: Release, *, gate: bool | None = None) -> tuple[str, ...]:
+    """The memory formats a release's reader tries, in order."""
+    gates = {} if gate is None else {"PodLevelResourceManagers": gate}
+    return profile(release, gates).memory_read
+
+
+def readers_of(accepted_by: Mapping[Release, bool]) -> str:
+    """``1.18-1.35, 1.37`` from a release → accepted map (ranges of consecutive releases)."""
+    spans: list[list[Release]] = []
+    for release in _releases():
+        if accepted_by.get(release):
+            if spans and spans[-1][-1][1] + 1 == release[1]:
+                spans[-1].append(release)
+            else:
+                spans.append([release])
+    parts = [
+        _show(span[0]) if len(span) == 1 else f"{_show(span[0])}-{_show(span[-1])}"
+        for span in spans
+    ]
+    return ", ".join(parts) if parts else "none"
+
+
+RELEASES: Final[tuple[Release, ...]] = tuple(_releases())
