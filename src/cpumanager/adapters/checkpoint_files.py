@@ -20,14 +20,17 @@ if TYPE_CHECKING:  # each reader loads its codec when called (short commands sta
     from cpumanager.checkpoint.device_restore import DeviceRestore
     from cpumanager.checkpoint.memory import MemoryManagerCheckpoint
     from cpumanager.core.containermap import ContainerMap
+    from cpumanager.core.state import StateSnapshot
 
 __all__ = [
     "load_device_state",
     "load_memory_state",
     "read_checkpoint",
     "read_container_map",
+    "read_state_file",
     "write_checked",
     "write_conversion",
+    "write_state_file",
 ]
 
 LAST_GOOD_SUFFIX = ".last-good"
@@ -88,3 +91,28 @@ def load_device_state(path: Path, *, order: DeviceOrder = "v2-only") -> DeviceRe
     from cpumanager.checkpoint.device_restore import restore_device_state
 
     return restore_device_state(filestore.read_bytes(path), order=order)
+
+
+def read_state_file(path: Path, *, container_map: ContainerMap | None = None) -> StateSnapshot:
+    """The CPU manager state in a ``cpu_manager_state`` file, decoded as the kubelet does.
+
+    V1 first, then V2, checksum checked; a V1 file with entries is migrated through
+    ``container_map`` (the containers running at start), as the kubelet migrates it.
+    """
+    from cpumanager.checkpoint import codec
+    from cpumanager.checkpoint.migrate import v1_to_v2
+    from cpumanager.checkpoint.model import CheckpointV1
+    from cpumanager.core.containermap import ContainerMap
+
+    source = str(path)
+    checkpoint = codec.decode(read_checkpoint(path), source=source)
+    if isinstance(checkpoint, CheckpointV1):
+        checkpoint = v1_to_v2(checkpoint, container_map or ContainerMap(), source=source)
+    return codec.snapshot_from_v2(checkpoint, source=source)
+
+
+def write_state_file(path: Path, snapshot: StateSnapshot) -> None:
+    """Write ``snapshot`` as the kubelet's V2 bytes, atomically (the old file or the new)."""
+    from cpumanager.checkpoint import codec
+
+    filestore.write_atomic(path, codec.encode_v2(snapshot))

@@ -6,6 +6,6 @@ from per-CPU facts, ``numa`` reads the NUMA nodes, ``reader`` puts the machine t
 
 from cpumanager.adapters.sysfs.files import parse_hex_mask
 from cpumanager.adapters.sysfs.grouping import CacheFacts, CPUFacts
-from cpumanager.adapters.sysfs.reader import SysfsReader
+from cpumanager.adapters.sysfs.reader import SysfsReader, discover
 
-__all__ = ["CPUFacts", "CacheFacts", "SysfsReader", "parse_hex_mask"]
+__all__ = ["CPUFacts", "CacheFacts", "SysfsReader", "discover", "parse_hex_mask"]

@@ -51,7 +51,7 @@ from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.topology import CPUInfo, CPUTopology
 from cpumanager.errors import MachineError
 
-__all__ = ["SysfsReader"]
+__all__ = ["SysfsReader", "discover"]
 
 
 class SysfsReader:
@@ -165,3 +165,8 @@ class SysfsReader:
             name=self._root.resolve().name or platform.node() or "localhost",
             warnings=self.warnings,
         )
+
+
+def discover(root: Path = Path("/")) -> CPUTopology:
+    """This machine's topology from ``root``/sys (oddities are in the result's ``warnings``)."""
+    return SysfsReader(root).read()
