@@ -11,7 +11,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
+from cpumanager._version import __version__
 
 __all__ = [
     "AllocationError",

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from cpumanager import __version__
+from cpumanager._version import __version__
 from cpumanager.adapters.filestore import write_atomic
 from cpumanager.adapters.kubelet_config_file import load_effective_config
 from cpumanager.adapters.podresources.client import (
