@@ -25,6 +25,7 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     "agent": ("cpumanager.cli.agent", "agent", "Pin local workloads (daemon)."),
     "run": ("cpumanager.cli.agent", "run", "Start a command pinned to exclusive CPUs."),
     "node": ("cpumanager.cli.node", "node", "Snapshot a real node and answer for it."),
+    "fleet": ("cpumanager.cli.fleet", "fleet", "Placement and capacity over many snapshots."),
 }
 
 
