@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from cpumanager.adapters.manifests import pods_from_text
-from cpumanager.fleet.node import answer_file, answer_snapshot, copies_of
+from cpumanager.fleet.node import admits, answer_file, answer_snapshot, copies_of
+from cpumanager.fleet.placement import UNUSABLE
 from cpumanager.nodeanswers.whatif import what_if
 from tests.fleet.generate import node_snapshot, write_snapshots
 
@@ -67,3 +69,13 @@ def test_unusable_files_are_answers_with_an_error(tmp_path: Path) -> None:
     assert answer.error
     [path] = write_snapshots(tmp_path, 1, start=3)
     assert answer_file(str(path), _pod("1"), 5).node == "node-00003"
+
+
+def test_admits_is_the_first_copys_verdict() -> None:
+    yes = admits(node_snapshot(31), _pod("4"))
+    assert yes.admitted
+    assert (yes.free_cpus, yes.score) == (124, 9)  # 128 CPUs, 4 taken
+    no = admits(node_snapshot(0), _pod("4"))  # 2 CPUs, none policy
+    assert (no.admitted, no.reason) == (False, "OutOfcpu")
+    broken = dataclasses.replace(node_snapshot(1), machine=None)
+    assert admits(broken, _pod("1")).reason == UNUSABLE

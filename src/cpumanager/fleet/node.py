@@ -18,10 +18,10 @@ from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.ids import PodUID
 from cpumanager.core.workload import Pod
 from cpumanager.errors import CpuManagerError
-from cpumanager.fleet.placement import CopyVerdict, NodeAnswer, score
+from cpumanager.fleet.placement import UNUSABLE, CopyVerdict, NodeAnswer, score
 from cpumanager.nodeview.snapshot import NodeSnapshot
 
-__all__ = ["answer_file", "answer_snapshot", "copies_of"]
+__all__ = ["admits", "answer_file", "answer_snapshot", "copies_of"]
 
 
 def copies_of(pod: Pod, count: int) -> list[Pod]:
@@ -75,6 +75,15 @@ def answer_snapshot(snapshot: NodeSnapshot, pod: Pod, limit: int) -> NodeAnswer:
             tries = min(limit, tries * 2)
     except CpuManagerError as err:
         return NodeAnswer(name, (), limit, error=str(err))
+
+
+def admits(snapshot: NodeSnapshot, pod: Pod) -> CopyVerdict:
+    """Would this node's kubelet admit ``pod`` now: the per-node verdict the fleet and the
+    scheduler extender share (one copy through the node what-if)."""
+    answer = answer_snapshot(snapshot, pod, 1)
+    if answer.error:
+        return CopyVerdict(False, UNUSABLE, answer.error)
+    return answer.copies[0]
 
 
 def answer_file(path: str, pod: Pod, limit: int) -> NodeAnswer:
