@@ -7,6 +7,9 @@ from dataclasses import dataclass
 import pytest
 
 from cpumanager.checkpoint import gojson
+from cpumanager.checkpoint.godecode import GoTypeError, unmarshal
+from cpumanager.checkpoint.goencode import marshal
+from cpumanager.checkpoint.gospew import spew
 from cpumanager.checkpoint.gotypes import (
     GoBytes,
     GoField,
@@ -15,10 +18,6 @@ from cpumanager.checkpoint.gotypes import (
     GoScalar,
     GoSlice,
     GoStruct,
-    GoTypeError,
-    marshal,
-    spew,
-    unmarshal,
     zero,
 )
 

@@ -32,18 +32,10 @@ from typing import ClassVar, Literal
 
 from cpumanager.checkpoint import fastjson, gojson
 from cpumanager.checkpoint.checksum import fnv1a_32
-from cpumanager.checkpoint.gotypes import (
-    GoField,
-    GoMap,
-    GoPtr,
-    GoScalar,
-    GoSlice,
-    GoStruct,
-    GoTypeError,
-    marshal,
-    spew,
-    unmarshal,
-)
+from cpumanager.checkpoint.godecode import GoTypeError, unmarshal
+from cpumanager.checkpoint.goencode import marshal
+from cpumanager.checkpoint.gospew import spew
+from cpumanager.checkpoint.gotypes import GoField, GoMap, GoPtr, GoScalar, GoSlice, GoStruct
 from cpumanager.errors import CheckpointCorruptError, CheckpointFormatError
 
 __all__ = [

@@ -27,17 +27,10 @@ from typing import Any, Literal
 from cpumanager.checkpoint import fastjson, gojson
 from cpumanager.checkpoint.checksum import _render_v2_entries, clean_text, fnv1a_32
 from cpumanager.checkpoint.cpulist import CPUListError, parse_cpu_list
-from cpumanager.checkpoint.gotypes import (
-    GoField,
-    GoMap,
-    GoScalar,
-    GoSlice,
-    GoStruct,
-    GoTypeError,
-    marshal,
-    spew,
-    unmarshal,
-)
+from cpumanager.checkpoint.godecode import GoTypeError, unmarshal
+from cpumanager.checkpoint.goencode import marshal
+from cpumanager.checkpoint.gospew import spew
+from cpumanager.checkpoint.gotypes import GoField, GoMap, GoScalar, GoSlice, GoStruct
 from cpumanager.checkpoint.memory import BLOCK_TYPE, Block, MachineState, MemoryManagerCheckpoint
 from cpumanager.checkpoint.memory import CHECKPOINT_TYPE as MEMORY_V1_TYPE
 
