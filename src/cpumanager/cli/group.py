@@ -26,6 +26,11 @@ _COMMANDS: dict[str, tuple[str, str, str]] = {
     "run": ("cpumanager.cli.agent", "run", "Start a command pinned to exclusive CPUs."),
     "node": ("cpumanager.cli.node", "node", "Snapshot a real node and answer for it."),
     "fleet": ("cpumanager.cli.fleet", "fleet", "Placement and capacity over many snapshots."),
+    "extender": (
+        "cpumanager.cli.extender",
+        "extender",
+        "Serve the kube-scheduler extender (filter/prioritize).",
+    ),
 }
 
 

@@ -1,0 +1,139 @@
+"""`cpumanager extender`: the kube-scheduler extender over HTTP(S) (uvicorn).
+
+Pushes need the shared bearer token (``--token-file``); without one every push is refused.
+``--tls-cert``/``--tls-key`` serve HTTPS; ``--tls-client-ca`` also requires client
+certificates (mTLS). See docs/extender.md for the scheduler's configuration.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from cpumanager.errors import InputError
+
+__all__ = ["extender", "parse_listen", "read_token"]
+
+MAX_TOKEN_BYTES = 4096
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:PORT`` for IPv6) as a pair; InputError when malformed."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        msg = f"--listen {text!r} is not HOST:PORT; write e.g. 127.0.0.1:8888"
+        raise InputError(msg)
+    return host.strip("[]"), int(port)
+
+
+def read_token(path: Path) -> bytes:
+    """The shared token: a small regular file, surrounding whitespace stripped."""
+    try:
+        if not path.is_file():
+            msg = f"token file {path} is not a regular file; write the token into a file"
+            raise InputError(msg)
+        raw = path.read_bytes()[: MAX_TOKEN_BYTES + 1]
+    except OSError as exc:
+        msg = f"cannot read token file {path}: {exc.strerror}; check the path and permissions"
+        raise InputError(msg) from None
+    token = raw.strip()
+    if not token or len(raw) > MAX_TOKEN_BYTES or b"\n" in token:
+        msg = f"token file {path} must hold one non-empty line under {MAX_TOKEN_BYTES} bytes"
+        raise InputError(msg)
+    return token
+
+
+@click.command()
+@click.option("--listen", default="127.0.0.1:8888", show_default=True, help="HOST:PORT.")
+@click.option(
+    "--token-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="The shared token agents send as 'Authorization: Bearer'; none refuses all pushes.",
+)
+@click.option(
+    "--stale-after",
+    type=click.FloatRange(min=1),
+    default=60.0,
+    show_default=True,
+    help="Seconds after which a node's snapshot is stale.",
+)
+@click.option(
+    "--stale",
+    "stale_policy",
+    type=click.Choice(["fail", "pass"]),
+    default="fail",
+    show_default=True,
+    help="A stale or missing node fails the filter, or passes it unchecked (counted).",
+)
+@click.option(
+    "--assume",
+    type=click.Choice(["best", "all"]),
+    default="best",
+    show_default=True,
+    help="Narrow to the best admitting node and assume the pod there, or pass all and "
+    "assume it on each.",
+)
+@click.option(
+    "--assume-ttl",
+    type=click.FloatRange(min=1),
+    default=30.0,
+    show_default=True,
+    help="Seconds an approved pod is held before its node's agent reports it.",
+)
+@click.option("--tls-cert", type=click.Path(path_type=Path, dir_okay=False), default=None)
+@click.option("--tls-key", type=click.Path(path_type=Path, dir_okay=False), default=None)
+@click.option(
+    "--tls-client-ca",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Require client certificates signed by this CA (mTLS).",
+)
+def extender(
+    *,
+    listen: str,
+    token_file: Path | None,
+    stale_after: float,
+    stale_policy: str,
+    assume: str,
+    assume_ttl: float,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    tls_client_ca: Path | None,
+) -> None:
+    """Answer kube-scheduler's filter and prioritize calls with each node's kubelet
+    admission, from the snapshots the node agents push."""
+    import ssl
+
+    import uvicorn
+
+    from cpumanager.extender.server import ExtenderConfig, create_app
+
+    host, port = parse_listen(listen)
+    if (tls_cert is None) != (tls_key is None):
+        msg = "give --tls-cert and --tls-key together"
+        raise InputError(msg)
+    if tls_client_ca is not None and tls_cert is None:
+        msg = "--tls-client-ca needs --tls-cert and --tls-key"
+        raise InputError(msg)
+    token = read_token(token_file) if token_file is not None else None
+    if token is None:
+        click.echo("cpumanager: note: no --token-file: every snapshot push is refused", err=True)
+    config = ExtenderConfig(
+        token=token,
+        stale_after=stale_after,
+        stale_policy=stale_policy,
+        assume=assume,
+        assume_ttl=assume_ttl,
+    )
+    uvicorn.run(
+        create_app(config),
+        host=host,
+        port=port,
+        log_level="warning",
+        ssl_certfile=str(tls_cert) if tls_cert else None,
+        ssl_keyfile=str(tls_key) if tls_key else None,
+        ssl_ca_certs=str(tls_client_ca) if tls_client_ca else None,
+        ssl_cert_reqs=ssl.CERT_REQUIRED if tls_client_ca else ssl.CERT_NONE,
+    )

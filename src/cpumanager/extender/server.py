@@ -1,0 +1,283 @@
+"""The extender's HTTP front (starlette): verbs, snapshot pushes, metrics and health.
+
+Routes: ``POST /filter`` and ``POST /prioritize`` (ExtenderArgs in, ExtenderFilterResult /
+HostPriorityList out), ``POST /v1/nodes/{name}/snapshot`` (an agent's push, bearer token),
+``POST /v1/nodes/{name}/heartbeat`` (``{"digest": ...}``: unchanged since the last push),
+``GET /metrics`` and ``GET /healthz``. Bodies are bounded; a malformed one is a 400 with a
+one-line reason. Filter takes the store's lock for its checks and assumptions together, so
+concurrent filters cannot hand the same CPUs out twice.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from cpumanager.core.gocompat import one_line
+from cpumanager.errors import InputError
+from cpumanager.extender.judge import Verdict, admits, cpu_headroom, pod_cpu_millis
+from cpumanager.extender.protocol import (
+    MAX_BODY_BYTES,
+    ExtenderArgs,
+    filter_result,
+    parse_args,
+    priority_list,
+)
+from cpumanager.extender.store import NodeStore, pod_shape, snapshot_digest
+from cpumanager.nodeview.snapshot import snapshot_from_json
+
+__all__ = ["ExtenderConfig", "create_app"]
+
+SNAPSHOT_LIMIT = 32 * 1024 * 1024
+_LATENCY_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+
+
+@dataclass(frozen=True, slots=True)
+class ExtenderConfig:
+    """How the extender treats pushes, stale nodes and approvals.
+
+    ``stale_policy``: ``fail`` (a node without a fresh snapshot fails the filter, resolvably)
+    or ``pass`` (it passes unchecked); both are counted. ``assume``: ``best`` narrows the
+    filter's answer to the best-scoring admitting node and assumes the pod there, ``all``
+    returns every admitting node and assumes the pod on each (conservative).
+    """
+
+    token: bytes | None = None
+    stale_after: float = 60.0
+    stale_policy: str = "fail"
+    assume_ttl: float = 30.0
+    assume: str = "best"
+    max_body: int = MAX_BODY_BYTES
+
+
+class _Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        reg = self.registry
+        self.requests = Counter(
+            "cpumanager_extender_requests",
+            "Requests by route and status code.",
+            ["route", "code"],
+            registry=reg,
+        )
+        self.latency = Histogram(
+            "cpumanager_extender_request_duration_seconds",
+            "Request latency by route.",
+            ["route"],
+            buckets=_LATENCY_BUCKETS,
+            registry=reg,
+        )
+        self.outcomes = Counter(
+            "cpumanager_extender_filter_outcomes",
+            "Per-node filter outcomes by result and reason.",
+            ["result", "reason"],
+            registry=reg,
+        )
+        self.age = Gauge(
+            "cpumanager_extender_snapshot_age_seconds",
+            "Seconds since each node's last push or heartbeat.",
+            ["node"],
+            registry=reg,
+        )
+        self.assumed = Gauge(
+            "cpumanager_extender_assumed_pods", "Pods approved but not yet reported.", registry=reg
+        )
+        self.pushes = Counter(
+            "cpumanager_extender_pushes", "Snapshot pushes by outcome.", ["outcome"], registry=reg
+        )
+
+
+def _bad(message: str, status: int = 400) -> PlainTextResponse:
+    return PlainTextResponse(one_line(message) + "\n", status_code=status)
+
+
+async def _body(request: Request, limit: int) -> bytes:
+    """The request body, refused past ``limit`` bytes without reading it all."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        msg = f"body of {declared} bytes is over the {limit}-byte limit"
+        raise InputError(msg)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            msg = f"body is over the {limit}-byte limit"
+            raise InputError(msg)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def create_app(config: ExtenderConfig, store: NodeStore | None = None) -> Starlette:
+    """The extender's ASGI application over ``store`` (a new one by default)."""
+    nodes = store if store is not None else NodeStore()
+    metrics = _Metrics()
+
+    def timed(
+        route: str, handler: Callable[[Request], Awaitable[Response]]
+    ) -> Callable[[Request], Awaitable[Response]]:
+        async def run(request: Request) -> Response:
+            start = time.perf_counter()
+            try:
+                response = await handler(request)
+            except InputError as exc:
+                response = _bad(str(exc))
+            metrics.latency.labels(route).observe(time.perf_counter() - start)
+            metrics.requests.labels(route, str(response.status_code)).inc()
+            return response
+
+        return run
+
+    def node_verdict(args: ExtenderArgs, name: str, shape: str) -> Verdict:
+        entry = nodes.get(name)
+        if entry is None or nodes.clock() - entry.received > config.stale_after:
+            reason = "SnapshotMissing" if entry is None else "SnapshotStale"
+            passes = config.stale_policy == "pass"
+            return Verdict(
+                passes,
+                reason,
+                f"cpumanager has no {'fresh ' if entry else ''}snapshot of node {name}",
+                ("its agent has not pushed within the stale limit",),
+            )
+        assumed = [p for p in nodes.assumed_pods(entry) if p.uid != args.pod.uid]
+        headroom = cpu_headroom(entry.snapshot, assumed)
+        needed = pod_cpu_millis(args.pod)
+        if headroom is not None and needed and needed > headroom:
+            return Verdict(
+                False,
+                "OutOfcpu",
+                f"Node didn't have enough resource: cpu, requested: {needed}, "
+                f"free: {max(headroom, 0)}",
+                ("the node's CPU headroom",),
+            )
+        return nodes.cached(
+            name,
+            entry,
+            shape,
+            lambda held: admits(
+                entry.snapshot, args.pod, assumed=[p for p in held if p.uid != args.pod.uid]
+            ),
+        )
+
+    def decide(args: ExtenderArgs) -> dict[str, Verdict]:
+        shape = pod_shape(args.pod_spec)
+        return {name: node_verdict(args, name, shape) for name in args.node_names}
+
+    async def filter_verb(request: Request) -> Response:
+        args = parse_args(await _body(request, config.max_body))
+        with nodes.lock:
+            nodes.forget(args.pod.uid)
+            verdicts = decide(args)
+            passed = [n for n, v in verdicts.items() if v.admitted]
+            checked = [n for n in passed if v_checked(verdicts[n])]
+            if config.assume == "best" and checked:
+                best = max(checked, key=lambda n: (verdicts[n].score, -passed.index(n)))
+                passed = [n for n in passed if n == best or not v_checked(verdicts[n])]
+                checked = [best]
+            for name in checked:
+                if config.assume == "best":
+                    nodes.assume(name, args.pod, config.assume_ttl)
+                else:
+                    _assume_more(nodes, name, args, config.assume_ttl)
+            metrics.assumed.set(nodes.assumed_count())
+        failed: dict[str, str] = {}
+        unresolvable: dict[str, str] = {}
+        for name, verdict in verdicts.items():
+            result = "pass" if verdict.admitted else "fail"
+            metrics.outcomes.labels(result, verdict.reason or "Admitted").inc()
+            if verdict.admitted:
+                continue
+            target = unresolvable if verdict.unresolvable else failed
+            target[name] = one_line(verdict.explanation())
+        return JSONResponse(filter_result(args, passed, failed, unresolvable))
+
+    async def prioritize_verb(request: Request) -> Response:
+        args = parse_args(await _body(request, config.max_body))
+        with nodes.lock:
+            verdicts = decide(args)
+        scores = {n: (v.score if v.admitted else 0) for n, v in verdicts.items()}
+        return JSONResponse(priority_list(scores))
+
+    def authorised(request: Request) -> bool:
+        if config.token is None:
+            return False
+        given = request.headers.get("authorization", "").encode("latin-1", "replace")
+        return hmac.compare_digest(given, b"Bearer " + config.token)
+
+    async def push(request: Request) -> Response:
+        if not authorised(request):
+            metrics.pushes.labels("unauthorised").inc()
+            return _bad("unauthorised: send Authorization: Bearer <the shared token>", 401)
+        name = request.path_params["name"]
+        raw = await _body(request, SNAPSHOT_LIMIT)
+        try:
+            document = json.loads(raw)
+        except (ValueError, RecursionError):
+            metrics.pushes.labels("invalid").inc()
+            return _bad("the snapshot is not JSON; send 'cpumanager node snapshot' output")
+        snapshot = snapshot_from_json(raw)
+        if snapshot.node_name != name:
+            metrics.pushes.labels("invalid").inc()
+            return _bad(f"the snapshot is of node {snapshot.node_name!r}, not {name!r}")
+        changed = nodes.put(snapshot, snapshot_digest(document))
+        metrics.pushes.labels("changed" if changed else "unchanged").inc()
+        metrics.assumed.set(nodes.assumed_count())
+        return JSONResponse({"node": name, "changed": changed})
+
+    async def heartbeat(request: Request) -> Response:
+        if not authorised(request):
+            metrics.pushes.labels("unauthorised").inc()
+            return _bad("unauthorised: send Authorization: Bearer <the shared token>", 401)
+        raw = await _body(request, 4096)
+        try:
+            digest = json.loads(raw).get("digest")
+        except (ValueError, AttributeError):
+            digest = None
+        if not isinstance(digest, str):
+            return _bad('a heartbeat body is {"digest": "<sha256 of the last pushed snapshot>"}')
+        if not nodes.heartbeat(request.path_params["name"], digest):
+            metrics.pushes.labels("heartbeat-unknown").inc()
+            return _bad("no snapshot with this digest is held: push the snapshot", 409)
+        metrics.pushes.labels("heartbeat").inc()
+        return JSONResponse({"node": request.path_params["name"], "changed": False})
+
+    async def metrics_page(request: Request) -> Response:
+        metrics.age.clear()
+        for name, age in nodes.ages().items():
+            metrics.age.labels(name).set(age)
+        metrics.assumed.set(nodes.assumed_count())
+        return Response(generate_latest(metrics.registry), media_type="text/plain; version=0.0.4")
+
+    async def healthz(request: Request) -> Response:
+        return PlainTextResponse("ok\n")
+
+    routes = [
+        Route("/filter", timed("filter", filter_verb), methods=["POST"]),
+        Route("/prioritize", timed("prioritize", prioritize_verb), methods=["POST"]),
+        Route("/v1/nodes/{name}/snapshot", timed("push", push), methods=["POST"]),
+        Route("/v1/nodes/{name}/heartbeat", timed("heartbeat", heartbeat), methods=["POST"]),
+        Route("/metrics", metrics_page, methods=["GET"]),
+        Route("/healthz", healthz, methods=["GET"]),
+    ]
+    return Starlette(routes=routes)
+
+
+def v_checked(verdict: Verdict) -> bool:
+    """A verdict from an exact admission (not a stale or missing node let through)."""
+    return verdict.reason == ""
+
+
+def _assume_more(nodes: NodeStore, name: str, args: ExtenderArgs, ttl: float) -> None:
+    """Assume the pod on one more node without moving it off the others (``assume: all``)."""
+    entry = nodes.get(name)
+    if entry is not None and args.pod.uid not in entry.reported:
+        entry.assumed[args.pod.uid] = (args.pod, nodes.clock() + ttl)

@@ -1,0 +1,140 @@
+"""Pushed node snapshots and assumed pods, with their ages (in memory, thread-safe).
+
+A pod the extender approves for a node is *assumed* there until the node's agent reports it
+(its uid appears in any pushed snapshot) or its time runs out, so pods filtered before the
+next push see the CPUs it will take (the scheduler's own assume cache works the same way).
+Verdicts are cached per (node, snapshot generation, assumed pods, pod shape): a replica set's
+pods share one shape, so a burst costs one exact admission per node and change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from cpumanager.core.ids import PodUID
+from cpumanager.core.workload import Pod
+from cpumanager.extender.judge import Verdict
+from cpumanager.nodeview.snapshot import NodeSnapshot
+
+__all__ = ["NodeEntry", "NodeStore", "pod_shape", "snapshot_digest"]
+
+_CACHE_LIMIT = 200_000
+
+
+def snapshot_digest(document: Mapping[str, Any]) -> str:
+    """sha256 of a snapshot's JSON without ``collectedAt``: equal digests, same node state."""
+    content = {k: v for k, v in document.items() if k != "collectedAt"}
+    return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
+
+
+def pod_shape(spec: Mapping[str, Any]) -> str:
+    """A key for what admission reads of a pod: its spec without node and scheduling noise."""
+    kept = {k: v for k, v in spec.items() if k not in ("nodeName", "schedulerName")}
+    return hashlib.sha256(json.dumps(kept, sort_keys=True, default=str).encode()).hexdigest()
+
+
+@dataclass(slots=True)
+class NodeEntry:
+    """One node's latest snapshot, when it arrived, and the pods assumed on it."""
+
+    snapshot: NodeSnapshot
+    digest: str
+    received: float
+    generation: int
+    reported: frozenset[PodUID]
+    assumed: dict[PodUID, tuple[Pod, float]] = field(default_factory=dict)
+
+
+class NodeStore:
+    """Snapshots by node name; ``lock`` serialises a filter's checks with its assumptions."""
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.lock = threading.RLock()
+        self._nodes: dict[str, NodeEntry] = {}
+        self._generation = 0
+        self._cache: dict[tuple[str, int, tuple[PodUID, ...], str], Verdict] = {}
+
+    def put(self, snapshot: NodeSnapshot, digest: str) -> bool:
+        """Store a pushed snapshot; True when it differs from the one held."""
+        with self.lock:
+            now = self.clock()
+            old = self._nodes.get(snapshot.node_name)
+            if old is not None and old.digest == digest:
+                old.received = now
+                return False
+            self._generation += 1
+            reported = frozenset(p.pod.uid for p in snapshot.pods or ())
+            assumed = {} if old is None else old.assumed
+            entry = NodeEntry(snapshot, digest, now, self._generation, reported, assumed)
+            self._nodes[snapshot.node_name] = entry
+            for other in self._nodes.values():
+                for uid in reported & other.assumed.keys():
+                    del other.assumed[uid]
+            return True
+
+    def heartbeat(self, name: str, digest: str) -> bool:
+        """Refresh a node whose agent saw no change; False when we hold another state."""
+        with self.lock:
+            entry = self._nodes.get(name)
+            if entry is None or entry.digest != digest:
+                return False
+            entry.received = self.clock()
+            return True
+
+    def get(self, name: str) -> NodeEntry | None:
+        with self.lock:
+            return self._nodes.get(name)
+
+    def ages(self) -> dict[str, float]:
+        """Seconds since each node's last push or heartbeat."""
+        with self.lock:
+            now = self.clock()
+            return {name: now - entry.received for name, entry in self._nodes.items()}
+
+    def assumed_pods(self, entry: NodeEntry) -> list[Pod]:
+        """The pods still assumed on a node (expired ones dropped), oldest first."""
+        with self.lock:
+            now = self.clock()
+            for uid in [u for u, (_, until) in entry.assumed.items() if until <= now]:
+                del entry.assumed[uid]
+            return [pod for pod, _ in entry.assumed.values()]
+
+    def assumed_count(self) -> int:
+        with self.lock:
+            return sum(len(e.assumed) for e in self._nodes.values())
+
+    def assume(self, name: str, pod: Pod, ttl: float) -> None:
+        """Hold ``pod`` on a node until reported or ``ttl`` seconds pass (re-filtering a pod
+        moves its assumption)."""
+        with self.lock:
+            self.forget(pod.uid)
+            entry = self._nodes.get(name)
+            if entry is not None and pod.uid not in entry.reported:
+                entry.assumed[pod.uid] = (pod, self.clock() + ttl)
+
+    def forget(self, uid: PodUID) -> None:
+        with self.lock:
+            for entry in self._nodes.values():
+                entry.assumed.pop(uid, None)
+
+    def cached(
+        self, name: str, entry: NodeEntry, shape: str, compute: Callable[[list[Pod]], Verdict]
+    ) -> Verdict:
+        """The verdict for a pod shape on a node, computed once per node state."""
+        with self.lock:
+            assumed = self.assumed_pods(entry)
+            key = (name, entry.generation, tuple(p.uid for p in assumed), shape)
+            found = self._cache.get(key)
+            if found is None:
+                found = compute(assumed)
+                if len(self._cache) >= _CACHE_LIMIT:
+                    self._cache.clear()
+                self._cache[key] = found
+            return found
