@@ -7,7 +7,13 @@ from typing import Any
 from cpumanager.nodeview.snapshot import ConfigView, NodeSnapshot, Source, snapshot_to_dict
 
 
-def machine(sockets: int, numa_per_socket: int, cores_per_numa: int, threads: int) -> dict:
+def machine(
+    sockets: int,
+    numa_per_socket: int,
+    cores_per_numa: int,
+    threads: int,
+    memory_per_numa: int = 64 << 30,
+) -> dict:
     """A machine file dict: CPU ids numbered thread-major (siblings are cores apart)."""
     cores = sockets * numa_per_socket * cores_per_numa
     cpus = []
@@ -23,7 +29,10 @@ def machine(sockets: int, numa_per_socket: int, cores_per_numa: int, threads: in
                     "l3": numa // numa_per_socket,
                 }
             )
-    return {"cpus": cpus}
+    numa_nodes = [
+        {"id": n, "memory_bytes": memory_per_numa} for n in range(sockets * numa_per_socket)
+    ]
+    return {"cpus": cpus, "numa_nodes": numa_nodes}
 
 
 def make_snapshot(

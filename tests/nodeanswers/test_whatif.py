@@ -57,12 +57,13 @@ def test_six_cpus_alone_fit_on_numa_1() -> None:
 def test_resource_fit_out_of_cpu_with_the_kubelets_message() -> None:
     # A Burstable pod gets no exclusive CPUs, so the managers admit it; the predicate then
     # counts the active pods' requests: 250m + 100m + 100m + 4 + 2 + 500m = 6950m (the
-    # Succeeded report pod is not active), against 16 CPUs of allocatable (no reservation).
+    # Succeeded report pod is not active), against 14 CPUs of allocatable: --reserved-cpus
+    # 0,8 replaces systemReserved/kubeReserved cpu (the kubelet's server.go), 16 - 2.
     answer = what_if(fixture_snapshot("kubeadm"), [pod("wide", "10", limits=False)])
     verdict = answer.verdicts[0]
     assert verdict.reason == "OutOfcpu"
     assert verdict.message == (
-        "Node didn't have enough resource: cpu, requested: 10000, used: 6950, capacity: 16000"
+        "Node didn't have enough resource: cpu, requested: 10000, used: 6950, capacity: 14000"
     )
 
 
@@ -137,6 +138,6 @@ def test_allocatable_and_requests() -> None:
     alloc = node_allocatable(
         snapshot.topology(), snapshot.kubelet_config(), hugepages={}, devices=None
     )
-    assert alloc.allocatable["cpu"] == 16000
+    assert alloc.allocatable["cpu"] == 14000  # --reserved-cpus 0,8 counts as systemReserved
     assert alloc.allocatable["pods"] == 110
     assert pod_requests(pod("x", "250m")) == {"cpu": 250, "memory": GiB}

@@ -24,7 +24,7 @@ from starlette.routing import Route
 
 from cpumanager.core.gocompat import one_line
 from cpumanager.errors import InputError
-from cpumanager.extender.judge import Verdict, admits, cpu_headroom, pod_cpu_millis
+from cpumanager.extender.judge import Verdict, admits, pod_cpu_millis
 from cpumanager.extender.protocol import (
     MAX_BODY_BYTES,
     ExtenderArgs,
@@ -148,8 +148,7 @@ def create_app(config: ExtenderConfig, store: NodeStore | None = None) -> Starle
                 f"cpumanager has no {'fresh ' if entry else ''}snapshot of node {name}",
                 ("its agent has not pushed within the stale limit",),
             )
-        assumed = [p for p in nodes.assumed_pods(entry) if p.uid != args.pod.uid]
-        headroom = cpu_headroom(entry.snapshot, assumed)
+        headroom = entry.headroom
         needed = pod_cpu_millis(args.pod)
         if headroom is not None and needed and needed > headroom:
             return Verdict(

@@ -19,7 +19,7 @@ from typing import Any
 
 from cpumanager.core.ids import PodUID
 from cpumanager.core.workload import Pod
-from cpumanager.extender.judge import Verdict
+from cpumanager.extender.judge import Verdict, cpu_headroom
 from cpumanager.nodeview.snapshot import NodeSnapshot
 
 __all__ = ["NodeEntry", "NodeStore", "pod_shape", "snapshot_digest"]
@@ -48,6 +48,7 @@ class NodeEntry:
     received: float
     generation: int
     reported: frozenset[PodUID]
+    headroom: int | None
     assumed: dict[PodUID, tuple[Pod, float]] = field(default_factory=dict)
 
 
@@ -72,7 +73,15 @@ class NodeStore:
             self._generation += 1
             reported = frozenset(p.pod.uid for p in snapshot.pods or ())
             assumed = {} if old is None else old.assumed
-            entry = NodeEntry(snapshot, digest, now, self._generation, reported, assumed)
+            entry = NodeEntry(
+                snapshot,
+                digest,
+                now,
+                self._generation,
+                reported,
+                cpu_headroom(snapshot),
+                assumed,
+            )
             self._nodes[snapshot.node_name] = entry
             for other in self._nodes.values():
                 for uid in reported & other.assumed.keys():

@@ -114,7 +114,8 @@ def node_allocatable(
             capacity[resource] = len(devices.healthy(resource))
     allocatable = dict(capacity)
     reserved: dict[str, int] = {}
-    for table in (kubelet.kube_reserved, kubelet.system_reserved):
+    # --reserved-cpus overrides the cpu of kubeReserved and systemReserved (kubelet server.go)
+    for table in (kubelet.effective_kube_reserved(), kubelet.effective_system_reserved()):
         for name, amount in table.items():
             reserved[name] = reserved.get(name, 0) + _amount(name, amount)
     reserved["memory"] = reserved.get("memory", 0) + _eviction_memory(kubelet, memory)
