@@ -35,6 +35,10 @@ from cpumanager.checkpoint.convert import (
 from cpumanager.checkpoint.loader import Diagnosis, diagnose
 from cpumanager.cli import state_nodes, state_versions
 from cpumanager.cli.options import emit_json, load_topology, machine_options, output_option
+from cpumanager.cli.state_render import ids as _ids
+from cpumanager.cli.state_render import lines as _lines
+from cpumanager.cli.state_render import placement as _placement
+from cpumanager.cli.state_render import table as _table
 from cpumanager.core.containermap import ContainerMap
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.state import StateSnapshot
@@ -58,40 +62,6 @@ def _topology(sysfs: Path | None, machine: str | None) -> CPUTopology | None:
     if sysfs is None and machine is None:
         return None
     return load_topology(sysfs=sysfs, machine=machine)
-
-
-def _placement(topology: CPUTopology | None, cpus: CPUSet) -> dict[str, Any]:
-    if topology is None:
-        return {}
-    unknown = cpus - topology.all_cpus
-    return {
-        "sockets": list(topology.sockets_of(cpus)),
-        "numa": list(topology.numa_of(cpus)),
-        "cores": list(topology.cores_of(cpus)),
-        "unknownCpus": str(unknown),
-    }
-
-
-def _ids(values: list[int]) -> str:
-    return ",".join(str(v) for v in values)
-
-
-def _table(title: str, columns: list[str], rows: list[list[str]]) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=title, title_justify="left")
-    for column in columns:
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        table.add_row(*row)
-    Console(soft_wrap=False).print(table)
-
-
-def _lines(pairs: list[tuple[str, str]]) -> None:
-    width = max(len(key) for key, _ in pairs)
-    for key, value in pairs:
-        click.echo(f"{key + ':':<{width + 1}} {value}")
 
 
 @click.group()

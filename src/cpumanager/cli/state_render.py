@@ -1,0 +1,48 @@
+"""Rendering shared by the ``state`` commands: key/value lines, tables, where CPUs sit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.topology import CPUTopology
+
+__all__ = ["ids", "lines", "placement", "table"]
+
+
+def placement(topology: CPUTopology | None, cpus: CPUSet) -> dict[str, Any]:
+    """Sockets, NUMA nodes and cores of ``cpus`` (nothing without a machine)."""
+    if topology is None:
+        return {}
+    unknown = cpus - topology.all_cpus
+    return {
+        "sockets": list(topology.sockets_of(cpus)),
+        "numa": list(topology.numa_of(cpus)),
+        "cores": list(topology.cores_of(cpus)),
+        "unknownCpus": str(unknown),
+    }
+
+
+def ids(values: list[int]) -> str:
+    return ",".join(str(v) for v in values)
+
+
+def table(title: str, columns: list[str], rows: list[list[str]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    grid = Table(title=title, title_justify="left")
+    for column in columns:
+        grid.add_column(column, overflow="fold")
+    for row in rows:
+        grid.add_row(*row)
+    Console(soft_wrap=False).print(grid)
+
+
+def lines(pairs: list[tuple[str, str]]) -> None:
+    """``key: value`` lines with the values aligned."""
+    width = max(len(key) for key, _ in pairs)
+    for key, value in pairs:
+        click.echo(f"{key + ':':<{width + 1}} {value}")
