@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
 from pathlib import Path
 
 import pytest
@@ -49,9 +51,13 @@ def test_dask_local_cluster_gives_identical_answers(fleet_dir: Path) -> None:
     pytest.importorskip("distributed")
     files = snapshot_files(fleet_dir)
     seen: list[int] = []
-    on_dask = run_answers(
-        files, SOURCE, 20, workers=2, dask="local", progress=lambda d, _t: seen.append(d)
-    )
+    with socket.socket() as busy:  # Dask's usual dashboard port taken: the run still starts
+        with contextlib.suppress(OSError):
+            busy.bind(("127.0.0.1", 8787))
+            busy.listen()
+        on_dask = run_answers(
+            files, SOURCE, 20, workers=2, dask="local", progress=lambda d, _t: seen.append(d)
+        )
     assert on_dask == run_answers(files, SOURCE, 20, workers=2)
     assert seen[-1] == len(files)
     assert place(on_dask, 10) == place(run_answers(files, SOURCE, 20, workers=1), 10)

@@ -129,7 +129,7 @@ def _on_dask(
             n_workers=workers,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,
+            dashboard_address=":0",  # any free port: never clash with another cluster
         )
         client = distributed.Client(cluster)
     else:
