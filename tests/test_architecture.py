@@ -58,3 +58,19 @@ def test_layer_contract_holds() -> None:
         pytest.skip("import-linter is not installed (pip install -e '.[test]')")
     result = subprocess.run([tool], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+MAX_MODULE_LINES = 450
+
+
+def test_no_module_is_over_the_size_limit() -> None:
+    """Issue 10: a module past 450 lines holds more than one concept; split it by concept."""
+    modules = sorted(SRC.rglob("*.py"))
+    assert len(modules) > 50  # the walk found the package, not an empty folder
+    too_long = []
+    for path in modules:
+        with path.open("rb") as handle:
+            count = sum(1 for _ in handle)
+        if count > MAX_MODULE_LINES:
+            too_long.append(f"{path.relative_to(SRC)}: {count} lines")
+    assert too_long == [], f"split by concept (limit {MAX_MODULE_LINES}): {too_long}"
