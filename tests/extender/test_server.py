@@ -106,7 +106,7 @@ def test_missing_and_stale_nodes_fail_by_default_and_are_counted(extender: Exten
     )
     assert 'cpumanager_extender_snapshot_age_seconds{node="n"} 61.0' in page
     # a heartbeat with the pushed digest makes it fresh again without a new snapshot
-    from cpumanager.extender.store import snapshot_digest
+    from cpumanager.nodeview.digest import snapshot_digest
 
     document = snapshot_document(make_snapshot("n"))
     status, _ = extender.call(

@@ -24,6 +24,11 @@ _SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
         "whatif",
         "Would these pods be admitted on this node now, and why.",
     ),
+    "publish": (
+        "cpumanager.cli.node_publish",
+        "publish",
+        "Push this node's snapshot to the extender whenever it changes (the DaemonSet).",
+    ),
     "snapshot": (
         "cpumanager.cli.node_snapshot",
         "snapshot",

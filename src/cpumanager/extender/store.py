@@ -20,17 +20,12 @@ from typing import Any
 from cpumanager.core.ids import PodUID
 from cpumanager.core.workload import Pod
 from cpumanager.extender.judge import Verdict, cpu_headroom
+from cpumanager.nodeview.digest import snapshot_digest
 from cpumanager.nodeview.snapshot import NodeSnapshot
 
 __all__ = ["NodeEntry", "NodeStore", "pod_shape", "snapshot_digest"]
 
 _CACHE_LIMIT = 200_000
-
-
-def snapshot_digest(document: Mapping[str, Any]) -> str:
-    """sha256 of a snapshot's JSON without ``collectedAt``: equal digests, same node state."""
-    content = {k: v for k, v in document.items() if k != "collectedAt"}
-    return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
 
 
 def pod_shape(spec: Mapping[str, Any]) -> str:

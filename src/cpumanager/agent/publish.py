@@ -1,0 +1,155 @@
+"""The node agent's publisher: snapshot the node when it changes, push only changes.
+
+Every ``poll`` seconds the publisher stats the files the snapshot reads (checkpoints,
+configuration, the pod list, the kubelet's pods directory); when one changed, or ``every``
+seconds passed (the floor), it takes a snapshot. A snapshot whose content digest (the JSON
+without ``collectedAt``) equals the last pushed one is not sent again: a heartbeat with the
+digest keeps the extender's copy fresh instead, and a 409 answer (the extender restarted)
+sends the whole snapshot. Failed sends are retried at the next round, never fatal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import ssl
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cpumanager.errors import HostError, InputError
+from cpumanager.nodeview.digest import snapshot_digest
+from cpumanager.nodeview.snapshot import NodeSnapshot, snapshot_to_dict, snapshot_to_json
+
+__all__ = ["HttpSender", "Publisher", "file_marks", "watched_paths"]
+
+Mark = tuple[int, int, int] | None
+
+
+def watched_paths(kubelet_root: Path, extra: Iterable[Path | None] = ()) -> list[Path]:
+    """The files whose change means a new snapshot (missing ones are watched for appearing)."""
+    paths = [
+        kubelet_root / "cpu_manager_state",
+        kubelet_root / "memory_manager_state",
+        kubelet_root / "device-plugins" / "kubelet_internal_checkpoint",
+        kubelet_root / "config.yaml",
+        kubelet_root / "pods",
+    ]
+    paths.extend(p for p in extra if p is not None)
+    return paths
+
+
+def file_marks(paths: Iterable[Path]) -> dict[Path, Mark]:
+    """(mtime ns, size, inode) of each path without following links; None when absent."""
+    marks: dict[Path, Mark] = {}
+    for path in paths:
+        try:
+            info = os.lstat(path)
+        except OSError:
+            marks[path] = None
+            continue
+        marks[path] = (info.st_mtime_ns, info.st_size, info.st_ino)
+    return marks
+
+
+@dataclass
+class HttpSender:
+    """POSTs to the extender with the bearer token; returns the HTTP status (0: no answer)."""
+
+    base: str
+    token: bytes | None
+    timeout: float = 10.0
+    ca_file: Path | None = None
+    context: ssl.SSLContext | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        parsed = urllib.parse.urlsplit(self.base)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            msg = f"--to {self.base!r} is not an http(s) URL; write e.g. http://extender:8888"
+            raise InputError(msg)
+        if parsed.scheme == "https":
+            self.context = ssl.create_default_context(
+                cafile=str(self.ca_file) if self.ca_file else None
+            )
+        self.base = self.base.rstrip("/")
+
+    def post(self, path: str, body: bytes) -> int:
+        request = urllib.request.Request(self.base + path, data=body, method="POST")  # noqa: S310 - http(s) only, checked in __post_init__
+        request.add_header("Content-Type", "application/json")
+        if self.token is not None:
+            request.add_header("Authorization", "Bearer " + self.token.decode("latin-1"))
+        try:
+            with urllib.request.urlopen(  # noqa: S310 - http(s) only, checked in __post_init__
+                request, timeout=self.timeout, context=self.context
+            ) as response:
+                return int(response.status)
+        except urllib.error.HTTPError as err:
+            return int(err.code)
+        except (urllib.error.URLError, OSError, TimeoutError):
+            return 0
+
+
+@dataclass
+class Publisher:
+    """One node's publisher; :meth:`step` is one round, :meth:`run` loops."""
+
+    collect: Callable[[], NodeSnapshot]
+    post: Callable[[str, bytes], int]
+    paths: list[Path]
+    every: float = 10.0
+    poll: float = 1.0
+    clock: Callable[[], float] = time.monotonic
+    last_digest: str = ""
+    last_round: float | None = None
+    marks: dict[Path, Mark] = field(default_factory=dict)
+
+    def due(self) -> bool:
+        """A snapshot is due: first round, a watched file changed, or the floor passed."""
+        marks = file_marks(self.paths)
+        changed = marks != self.marks
+        self.marks = marks
+        now = self.clock()
+        return self.last_round is None or changed or now - self.last_round >= self.every
+
+    def step(self) -> str:
+        """Snapshot and send; says what was done (pushed, heartbeat, failed: <status>)."""
+        self.last_round = self.clock()
+        snapshot = self.collect()
+        digest = snapshot_digest(snapshot_to_dict(snapshot))
+        name = urllib.parse.quote(snapshot.node_name, safe="")
+        if not snapshot.node_name:
+            msg = "the snapshot has no node name; give --node-name"
+            raise HostError(msg)
+        if digest == self.last_digest:
+            body = json.dumps({"digest": digest}).encode()
+            status = self.post(f"/v1/nodes/{name}/heartbeat", body)
+            if status == 200:
+                return "heartbeat"
+            if status != 409:
+                return f"failed: heartbeat answered {status or 'nothing'}"
+        status = self.post(f"/v1/nodes/{name}/snapshot", snapshot_to_json(snapshot))
+        if status != 200:
+            self.last_digest = ""
+            return f"failed: push answered {status or 'nothing'}"
+        self.last_digest = digest
+        return "pushed"
+
+    def run(
+        self,
+        report: Callable[[str], None],
+        *,
+        rounds: int | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        """Loop: a round whenever :meth:`due`; ``rounds`` stops after that many rounds."""
+        done = 0
+        while rounds is None or done < rounds:
+            if self.due():
+                report(self.step())
+                done += 1
+                continue
+            sleep(self.poll)

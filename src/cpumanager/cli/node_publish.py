@@ -1,0 +1,118 @@
+"""`cpumanager node publish`: the DaemonSet's node agent, pushing snapshots to the extender.
+
+Collection is ``node snapshot``'s (``adapters/node_collect.py``); the loop, change detection
+and sending are ``agent/publish.py``. One line per round on stderr.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+__all__ = ["publish", "parse_period"]
+
+
+def parse_period(text: str) -> float:
+    """``10s``, ``2m``, ``500ms`` or plain seconds, as seconds (at least 0.1)."""
+    from cpumanager.errors import InputError
+
+    units = (("ms", 0.001), ("s", 1.0), ("m", 60.0), ("h", 3600.0))
+    for suffix, scale in units:
+        if text.endswith(suffix) and text[: -len(suffix)].replace(".", "", 1).isdigit():
+            value = float(text[: -len(suffix)]) * scale
+            break
+    else:
+        if not text.replace(".", "", 1).isdigit():
+            msg = f"--every {text!r} is not a duration; write e.g. 10s, 2m or 500ms"
+            raise InputError(msg)
+        value = float(text)
+    if value < 0.1:
+        msg = f"--every {text!r} is under 100ms; poll less often"
+        raise InputError(msg)
+    return value
+
+
+@click.command()
+@click.option("--to", "url", required=True, help="The extender's base URL (http or https).")
+@click.option(
+    "--token-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="The shared token (the extender refuses pushes without it).",
+)
+@click.option("--ca-file", type=click.Path(path_type=Path, dir_okay=False), default=None)
+@click.option("--every", default="10s", show_default=True, help="Snapshot at least this often.")
+@click.option(
+    "--poll",
+    type=click.FloatRange(min=0.1, max=60),
+    default=1.0,
+    show_default=True,
+    help="Seconds between checks of the node's files for changes.",
+)
+@click.option("--once", is_flag=True, help="One round (snapshot and send), then exit.")
+@click.option("--root", type=click.Path(path_type=Path, file_okay=False), default=Path("/"))
+@click.option(
+    "--kubelet-root",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("/var/lib/kubelet"),
+    show_default=True,
+)
+@click.option("--pods", type=click.Path(path_type=Path, dir_okay=False), default=None)
+@click.option("--kubelet-config", type=click.Path(path_type=Path, dir_okay=False), default=None)
+@click.option("--config-dir", type=click.Path(path_type=Path, file_okay=False), default=None)
+@click.option("--flags", default="", metavar="TEXT", help="Kubelet flags (win last).")
+@click.option("--node-name", envvar="NODE_NAME", default=None, help="Default: $NODE_NAME.")
+@click.option("--socket", type=click.Path(path_type=Path, dir_okay=False), default=None)
+@click.option("--timeout", type=click.FloatRange(min=0.01, max=300), default=10.0)
+def publish(
+    *,
+    url: str,
+    token_file: Path | None,
+    ca_file: Path | None,
+    every: str,
+    poll: float,
+    once: bool,
+    root: Path,
+    kubelet_root: Path,
+    pods: Path | None,
+    kubelet_config: Path | None,
+    config_dir: Path | None,
+    flags: str,
+    node_name: str | None,
+    socket: Path | None,
+    timeout: float,
+) -> None:
+    """Snapshot this node whenever its checkpoints, pods or configuration change (and at
+    least every --every), and push changed snapshots to the extender."""
+    from cpumanager.adapters.node_collect import CollectOptions, collect_snapshot
+    from cpumanager.agent.publish import HttpSender, Publisher, watched_paths
+    from cpumanager.cli.extender import read_token
+    from cpumanager.core.gocompat import one_line
+
+    period = parse_period(every)
+    token = read_token(token_file) if token_file is not None else None
+    sender = HttpSender(url, token, timeout=timeout, ca_file=ca_file)
+    options = CollectOptions(
+        root=root,
+        kubelet_root=kubelet_root,
+        pods=pods,
+        kubelet_config=kubelet_config,
+        config_dir=config_dir,
+        flags=flags,
+        node_name=node_name,
+        socket=socket,
+        timeout_seconds=timeout,
+    )
+    publisher = Publisher(
+        collect=lambda: collect_snapshot(options),
+        post=sender.post,
+        paths=watched_paths(kubelet_root, [pods, kubelet_config, config_dir]),
+        every=period,
+        poll=poll,
+    )
+
+    def report(outcome: str) -> None:
+        click.echo(one_line(f"cpumanager: publish: {outcome}"), err=True)
+
+    publisher.run(report, rounds=1 if once else None)
