@@ -199,3 +199,14 @@ def test_healthz_and_metrics(extender: Extender) -> None:
     assert 'cpumanager_extender_requests_total{code="200",route="filter"} 1.0' in page
     assert 'cpumanager_extender_request_duration_seconds_count{route="filter"} 1.0' in page
     assert "cpumanager_extender_assumed_pods 1.0" in page
+
+
+def test_a_snapshot_without_a_pod_list_is_not_trusted(extender: Extender) -> None:
+    from dataclasses import replace
+
+    document = snapshot_document(replace(make_snapshot("n"), pods=None))
+    status, _ = extender.call("POST", "/v1/nodes/n/snapshot", document)
+    assert status == 200
+    _, result = extender.call("POST", "/filter", {"Pod": pod_json("p1", "1"), "NodeNames": ["n"]})
+    assert result["NodeNames"] == []
+    assert result["FailedNodes"]["n"].startswith("SnapshotWithoutPods")

@@ -25,9 +25,44 @@ from cpumanager.errors import HostError, InputError
 from cpumanager.nodeview.digest import snapshot_digest
 from cpumanager.nodeview.snapshot import NodeSnapshot, snapshot_to_dict, snapshot_to_json
 
-__all__ = ["HttpSender", "Publisher", "file_marks", "watched_paths"]
+__all__ = ["HttpSender", "Publisher", "file_marks", "fetch_node_pods", "watched_paths"]
 
 Mark = tuple[int, int, int] | None
+SERVICE_ACCOUNT = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+MAX_PODS_BYTES = 64 * 1024 * 1024
+
+
+def fetch_node_pods(
+    node_name: str,
+    dest: Path,
+    *,
+    api: str = "https://kubernetes.default.svc",
+    account: Path = SERVICE_ACCOUNT,
+    timeout: float = 10.0,
+) -> None:
+    """Write the kubelet's ``/pods`` answer (through the API server's ``nodes/proxy``, RBAC
+    ``get nodes/proxy``) to ``dest`` atomically, bounded in size; HostError on failure."""
+    try:
+        token = (account / "token").read_text().strip()
+        context = ssl.create_default_context(cafile=str(account / "ca.crt"))
+    except (OSError, ssl.SSLError) as exc:
+        msg = f"cannot read the service account in {account}: {exc}; mount its token"
+        raise HostError(msg) from None
+    quoted = urllib.parse.quote(node_name, safe="")
+    request = urllib.request.Request(f"{api}/api/v1/nodes/{quoted}/proxy/pods")  # noqa: S310
+    request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout, context=context) as answer:  # noqa: S310
+            body = answer.read(MAX_PODS_BYTES + 1)
+    except (urllib.error.URLError, OSError, TimeoutError) as exc:
+        msg = f"cannot get the pods of node {node_name} from {api}: {exc}"
+        raise HostError(msg) from None
+    if len(body) > MAX_PODS_BYTES:
+        msg = f"the pod list of node {node_name} is over {MAX_PODS_BYTES} bytes"
+        raise HostError(msg)
+    partial = dest.with_name(dest.name + ".tmp")
+    partial.write_bytes(body)
+    os.replace(partial, dest)
 
 
 def watched_paths(kubelet_root: Path, extra: Iterable[Path | None] = ()) -> list[Path]:
@@ -106,6 +141,7 @@ class Publisher:
     last_digest: str = ""
     last_round: float | None = None
     marks: dict[Path, Mark] = field(default_factory=dict)
+    before: Callable[[], None] | None = None  # e.g. fetch the pod list
 
     def due(self) -> bool:
         """A snapshot is due: first round, a watched file changed, or the floor passed."""
@@ -118,6 +154,11 @@ class Publisher:
     def step(self) -> str:
         """Snapshot and send; says what was done (pushed, heartbeat, failed: <status>)."""
         self.last_round = self.clock()
+        if self.before is not None:
+            try:
+                self.before()
+            except HostError as exc:
+                return f"failed: {exc}"
         snapshot = self.collect()
         digest = snapshot_digest(snapshot_to_dict(snapshot))
         name = urllib.parse.quote(snapshot.node_name, safe="")

@@ -59,6 +59,12 @@ def parse_period(text: str) -> float:
     show_default=True,
 )
 @click.option("--pods", type=click.Path(path_type=Path, dir_okay=False), default=None)
+@click.option(
+    "--pods-from-apiserver",
+    is_flag=True,
+    help="Fetch the node's pods each round from the kubelet's /pods through the API "
+    "server (in-cluster service account, RBAC get nodes/proxy).",
+)
 @click.option("--kubelet-config", type=click.Path(path_type=Path, dir_okay=False), default=None)
 @click.option("--config-dir", type=click.Path(path_type=Path, file_okay=False), default=None)
 @click.option("--flags", default="", metavar="TEXT", help="Kubelet flags (win last).")
@@ -76,6 +82,7 @@ def publish(
     root: Path,
     kubelet_root: Path,
     pods: Path | None,
+    pods_from_apiserver: bool,
     kubelet_config: Path | None,
     config_dir: Path | None,
     flags: str,
@@ -85,18 +92,25 @@ def publish(
 ) -> None:
     """Snapshot this node whenever its checkpoints, pods or configuration change (and at
     least every --every), and push changed snapshots to the extender."""
+    import tempfile
+
     from cpumanager.adapters.node_collect import CollectOptions, collect_snapshot
-    from cpumanager.agent.publish import HttpSender, Publisher, watched_paths
+    from cpumanager.agent.publish import HttpSender, Publisher, fetch_node_pods, watched_paths
     from cpumanager.cli.extender import read_token
     from cpumanager.core.gocompat import one_line
+    from cpumanager.errors import InputError
 
     period = parse_period(every)
+    if pods_from_apiserver and (pods is not None or not node_name):
+        msg = "--pods-from-apiserver needs --node-name (or $NODE_NAME) and no --pods"
+        raise InputError(msg)
+    fetched = Path(tempfile.mkdtemp(prefix="cpumanager-publish-")) / "pods.json"
     token = read_token(token_file) if token_file is not None else None
     sender = HttpSender(url, token, timeout=timeout, ca_file=ca_file)
     options = CollectOptions(
         root=root,
         kubelet_root=kubelet_root,
-        pods=pods,
+        pods=fetched if pods_from_apiserver else pods,
         kubelet_config=kubelet_config,
         config_dir=config_dir,
         flags=flags,
@@ -106,6 +120,7 @@ def publish(
     )
     publisher = Publisher(
         collect=lambda: collect_snapshot(options),
+        before=(lambda: fetch_node_pods(str(node_name), fetched)) if pods_from_apiserver else None,
         post=sender.post,
         paths=watched_paths(kubelet_root, [pods, kubelet_config, config_dir]),
         every=period,

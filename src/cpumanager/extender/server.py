@@ -148,6 +148,14 @@ def create_app(config: ExtenderConfig, store: NodeStore | None = None) -> Starle
                 f"cpumanager has no {'fresh ' if entry else ''}snapshot of node {name}",
                 ("its agent has not pushed within the stale limit",),
             )
+        if entry.snapshot.pods is None:
+            # Without the pod list the restore would release every pod's CPUs as stale.
+            return Verdict(
+                config.stale_policy == "pass",
+                "SnapshotWithoutPods",
+                f"the snapshot of node {name} has no pod list, so its CPUs cannot be checked",
+                ("give the agent --pods or --pods-from-apiserver",),
+            )
         headroom = entry.headroom
         needed = pod_cpu_millis(args.pod)
         if headroom is not None and needed and needed > headroom:
