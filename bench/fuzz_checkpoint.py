@@ -14,6 +14,7 @@ import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -21,15 +22,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.checkpoint import fuzzing
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", type=int, default=20_000)
+def main(
+    run: Callable[..., fuzzing.Tally] = fuzzing.run,
+    *,
+    default_cases: int = 20_000,
+    doc: str = __doc__,
+) -> None:
+    """Parse the flags, run ``run`` and print the figures (shared by the checkpoint fuzzers)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=default_cases)
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("--cli-every", type=int, default=10)
     args = parser.parse_args()
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        tally = fuzzing.run(args.cases, args.seed, Path(tmp), cli_every=args.cli_every)
+        tally = run(args.cases, args.seed, Path(tmp), cli_every=args.cli_every)
     elapsed = time.perf_counter() - start
     print(
         f"cases={tally.cases} accepted={tally.accepted} rejected={tally.rejected} "

@@ -10,35 +10,13 @@ line and no file) behave. Findings are printed with the input that caused them.
 
 from __future__ import annotations
 
-import argparse
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.checkpoint import fuzzing_nodes as fuzzing
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", type=int, default=5_000)
-    parser.add_argument("--seed", type=int, default=2024)
-    parser.add_argument("--cli-every", type=int, default=10)
-    args = parser.parse_args()
-    start = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
-        tally = fuzzing.run(args.cases, args.seed, Path(tmp), cli_every=args.cli_every)
-    elapsed = time.perf_counter() - start
-    print(
-        f"cases={tally.cases} accepted={tally.accepted} rejected={tally.rejected} "
-        f"cli_runs={tally.cli_runs} tracebacks={len(tally.tracebacks)} "
-        f"({elapsed:.1f} s, {tally.cases / elapsed:.0f} cases/s)"
-    )
-    for data, what in tally.tracebacks[:20]:
-        print(f"  {what}\n    input: {data!r}")
-
+from bench.fuzz_checkpoint import main
+from tests.checkpoint import fuzzing_nodes
 
 if __name__ == "__main__":
-    main()
+    main(fuzzing_nodes.run, default_cases=5_000, doc=__doc__)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from cpumanager.checkpoint import kinds, node_files
@@ -25,6 +24,7 @@ from cpumanager.checkpoint.memory_restore import (
     validate_memory_state,
 )
 from cpumanager.errors import CpuManagerError
+from tests.checkpoint.fuzzing import Tally
 from tests.cli.runner import run_main
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -62,15 +62,6 @@ def cases(count: int, seed: int) -> Iterator[bytes]:
     rng = random.Random(seed)
     for _ in range(count):
         yield mutate(rng.choice(SEEDS), rng)
-
-
-@dataclass
-class Tally:
-    cases: int = 0
-    accepted: int = 0
-    rejected: int = 0
-    cli_runs: int = 0
-    tracebacks: list[tuple[bytes, str]] = field(default_factory=list)
 
 
 def check(data: bytes, directory: Path, *, cli: bool, tally: Tally) -> None:
