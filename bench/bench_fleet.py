@@ -40,7 +40,7 @@ def _time(files: list[Path], source: PodSource, workers: int, dask: str | None) 
     answers = run_answers(files, source, MAX_COPIES, workers=workers, dask=dask)
     took = time.perf_counter() - start
     total = capacity(answers).total
-    engine = "pool" if dask is None else f"dask {dask}"
+    engine = f"dask {dask}" if dask else ("1 process" if workers == 1 else "pool")
     rate = len(files) / took
     print(f"  {engine:<12} {len(files):>6} nodes {took:7.2f} s {rate:6.0f} nodes/s total {total}")
     return took
