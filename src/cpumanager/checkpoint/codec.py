@@ -90,20 +90,8 @@ class _TypeError(Exception):
     """Go's UnmarshalTypeError, as text."""
 
 
-def _kind(value: JSONValue) -> str:
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, JSONNumber):
-        return "number"
-    if isinstance(value, JSONObject):
-        return "object"
-    return "array"
-
-
 def _type_error(fmt: FormatName, field: str, value: JSONValue, go_type: str) -> NoReturn:
-    what = _kind(value)
+    what = gojson.kind_of(value)
     if isinstance(value, JSONNumber) and go_type == "checksum.Checksum":
         text = value.text
         if len(text) > _MAX_SHOWN_DIGITS:  # Go quotes the whole number; keep it one short line
@@ -171,9 +159,8 @@ def _unmarshal(tree: JSONValue, fmt: FormatName) -> CheckpointV1 | CheckpointV2:
     if tree is None:  # a top-level null is a no-op in Go
         pass
     elif not isinstance(tree, JSONObject):
-        message = (
-            f"json: cannot unmarshal {_kind(tree)} into Go value of type state.{_STRUCT_NAME[fmt]}"
-        )
+        kind = gojson.kind_of(tree)
+        message = f"json: cannot unmarshal {kind} into Go value of type state.{_STRUCT_NAME[fmt]}"
         raise _TypeError(message)
     else:
         for key, value in tree.members:

@@ -57,18 +57,6 @@ class _Context:
     path: tuple[str, ...]
 
 
-def _kind_of(value: JSONValue) -> str:
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, JSONNumber):
-        return "number"
-    if isinstance(value, JSONObject):
-        return "object"
-    return "array"
-
-
 def _fail(what: str, go_type_name: str, ctx: _Context) -> NoReturn:
     if ctx.struct is not None or ctx.path:
         message = (
@@ -99,10 +87,10 @@ def _scalar(node: JSONValue, go_type: GoScalar, current: Any, ctx: _Context) -> 
     if go_type.kind == "string":
         if isinstance(node, str):
             return node
-        _fail(_kind_of(node), go_type.name, ctx)
+        _fail(gojson.kind_of(node), go_type.name, ctx)
     if isinstance(node, JSONNumber):
         return _integer(node.text, go_type.kind, go_type.name, ctx)
-    _fail(_kind_of(node), go_type.name, ctx)
+    _fail(gojson.kind_of(node), go_type.name, ctx)
 
 
 def _base64(text: str) -> bytes:
@@ -129,14 +117,14 @@ def _bytes(node: JSONValue, go_type: GoBytes, current: Any, ctx: _Context) -> An
     if isinstance(node, JSONArray):
         byte = GoScalar("uint8", "uint8")
         return bytes(_scalar(item, byte, 0, ctx) for item in node.items)
-    _fail(_kind_of(node), go_type.name, ctx)
+    _fail(gojson.kind_of(node), go_type.name, ctx)
 
 
 def _slice(node: JSONValue, go_type: GoSlice, current: Any, ctx: _Context) -> Any:
     if node is None:
         return None
     if not isinstance(node, JSONArray):
-        _fail(_kind_of(node), go_type.name, ctx)
+        _fail(gojson.kind_of(node), go_type.name, ctx)
     old = current or ()
     out = []
     for index, item in enumerate(node.items):
@@ -149,7 +137,7 @@ def _map(node: JSONValue, go_type: GoMap, current: Any, ctx: _Context) -> Any:
     if node is None:
         return None
     if not isinstance(node, JSONObject):
-        _fail(_kind_of(node), go_type.name, ctx)
+        _fail(gojson.kind_of(node), go_type.name, ctx)
     out: dict[Any, Any] = {} if current is None else dict(current)
     key_type = go_type.key
     elem_zero = zero(go_type.elem)
@@ -179,7 +167,7 @@ def _struct(node: JSONValue, go_type: GoStruct, current: Any, ctx: _Context) -> 
     if node is None:
         return current
     if not isinstance(node, JSONObject):
-        _fail(_kind_of(node), go_type.name, ctx)
+        _fail(gojson.kind_of(node), go_type.name, ctx)
     values = [getattr(current, attr) for attr in go_type.attr_names]
     folded = go_type.folded
     for key, item in node.members:

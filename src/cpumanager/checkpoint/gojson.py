@@ -30,6 +30,7 @@ __all__ = [
     "JSONValue",
     "encode_string",
     "fold_key",
+    "kind_of",
     "parse",
 ]
 
@@ -65,6 +66,19 @@ class JSONArray:
 
 
 JSONValue = str | bool | None | JSONNumber | JSONObject | JSONArray
+
+
+def kind_of(value: JSONValue) -> str:
+    """The word Go's decoder names a JSON value by in ``cannot unmarshal <kind> into ...``."""
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, JSONNumber):
+        return "number"
+    if isinstance(value, JSONObject):
+        return "object"
+    return "array"
 
 
 # --- writer -----------------------------------------------------------------------------
