@@ -67,7 +67,8 @@ def main() -> None:
     print(f"{args.nodes} nodes pushed")
     cold, result = call(ext.base, "/filter", {"Pod": pod_json("cold", "3"), "NodeNames": names})
     print(
-        f"cold (every node exact): {cold * 1000:.0f} ms, {args.nodes - len(result['FailedNodes'])} admit (narrowed to 1), "
+        f"cold (every node exact): {cold * 1000:.0f} ms, "
+        f"{args.nodes - len(result['FailedNodes'])} admit (narrowed to 1), "
         f"{args.nodes / cold:.0f} nodes/s"
     )
     burst = []
