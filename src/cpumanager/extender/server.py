@@ -13,10 +13,12 @@ from __future__ import annotations
 import hmac
 import json
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Gauge, Histogram, generate_latest
+from prometheus_client import Counter as PromCounter
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -63,7 +65,7 @@ class _Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         reg = self.registry
-        self.requests = Counter(
+        self.requests = PromCounter(
             "cpumanager_extender_requests",
             "Requests by route and status code.",
             ["route", "code"],
@@ -76,7 +78,7 @@ class _Metrics:
             buckets=_LATENCY_BUCKETS,
             registry=reg,
         )
-        self.outcomes = Counter(
+        self.outcomes = PromCounter(
             "cpumanager_extender_filter_outcomes",
             "Per-node filter outcomes by result and reason.",
             ["result", "reason"],
@@ -91,7 +93,7 @@ class _Metrics:
         self.assumed = Gauge(
             "cpumanager_extender_assumed_pods", "Pods approved but not yet reported.", registry=reg
         )
-        self.pushes = Counter(
+        self.pushes = PromCounter(
             "cpumanager_extender_pushes", "Snapshot pushes by outcome.", ["outcome"], registry=reg
         )
 
@@ -198,9 +200,12 @@ def create_app(config: ExtenderConfig, store: NodeStore | None = None) -> Starle
             metrics.assumed.set(nodes.assumed_count())
         failed: dict[str, str] = {}
         unresolvable: dict[str, str] = {}
+        outcomes = Counter(
+            ("pass" if v.admitted else "fail", v.reason or "Admitted") for v in verdicts.values()
+        )
+        for (result, reason), count in outcomes.items():
+            metrics.outcomes.labels(result, reason).inc(count)
         for name, verdict in verdicts.items():
-            result = "pass" if verdict.admitted else "fail"
-            metrics.outcomes.labels(result, verdict.reason or "Admitted").inc()
             if verdict.admitted:
                 continue
             target = unresolvable if verdict.unresolvable else failed
