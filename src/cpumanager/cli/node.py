@@ -19,6 +19,11 @@ _SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
         "config",
         "The kubelet's effective configuration and where each field came from.",
     ),
+    "preflight": (
+        "cpumanager.cli.node_preflight",
+        "preflight",
+        "Would the kubelet start with a new configuration on this node?",
+    ),
     "whatif": (
         "cpumanager.cli.node_whatif",
         "whatif",

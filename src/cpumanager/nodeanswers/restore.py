@@ -41,7 +41,7 @@ from cpumanager.formats.kubelet_config import KubeletConfig, reserved_memory_per
 from cpumanager.manager.node import Node, NodeResources, NodeState
 from cpumanager.nodeview.snapshot import NodeSnapshot
 
-__all__ = ["Restored", "restore_node"]
+__all__ = ["Restored", "checkpoint_path", "restore_memory", "restore_node"]
 
 CPU_FILE = "cpu_manager_state"
 MEMORY_FILE = "memory_manager_state"
@@ -78,9 +78,17 @@ class Restored:
         return list(self.active)
 
 
-def _path(snapshot: NodeSnapshot, kind: str, fallback: str) -> str:
+_DEFAULT_PATHS = {
+    CPU_FILE: "/var/lib/kubelet/cpu_manager_state",
+    MEMORY_FILE: "/var/lib/kubelet/memory_manager_state",
+    DEVICE_FILE: "/var/lib/kubelet/device-plugins/kubelet_internal_checkpoint",
+}
+
+
+def checkpoint_path(snapshot: NodeSnapshot, kind: str) -> str:
+    """Where the node keeps a checkpoint (as recorded in the snapshot)."""
     entry = snapshot.checkpoints.get(kind)
-    return entry.path if entry is not None and entry.path else fallback
+    return entry.path if entry is not None and entry.path else _DEFAULT_PATHS[kind]
 
 
 def _memory_bytes(topology: CPUTopology) -> dict[int, int]:
@@ -117,12 +125,12 @@ def _memory_state(
     return MemoryState(nodes=MappingProxyType(nodes), blocks=MappingProxyType(blocks))
 
 
-def _restore_memory(
+def restore_memory(
     snapshot: NodeSnapshot, topology: CPUTopology, kubelet: KubeletConfig, notes: list[str]
 ) -> MemoryState | None:
     """The memory manager's start: its refusals are the kubelet's (StateValidationError)."""
     data = snapshot.checkpoint_bytes(MEMORY_FILE)
-    source = _path(snapshot, MEMORY_FILE, "/var/lib/kubelet/memory_manager_state")
+    source = checkpoint_path(snapshot, MEMORY_FILE)
     policy = kubelet.memory_manager_policy
     checkpoint = restore_memory_state(data, source=source, configured_policy=policy)
     if policy != "Static":
@@ -225,10 +233,10 @@ def restore_node(
     topology = snapshot.topology()
     config = kubelet if kubelet is not None else snapshot.kubelet_config()
     notes: list[str] = []
-    memory = _restore_memory(snapshot, topology, config, notes)
+    memory = restore_memory(snapshot, topology, config, notes)
     devices = _restore_devices(snapshot, topology, notes)
     data = snapshot.checkpoint_bytes(CPU_FILE)
-    source = _path(snapshot, CPU_FILE, "/var/lib/kubelet/cpu_manager_state")
+    source = checkpoint_path(snapshot, CPU_FILE)
     store = InMemoryStore(data, source=source)
     events = _Events()
     node = Node(
