@@ -19,6 +19,11 @@ _SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
         "config",
         "The kubelet's effective configuration and where each field came from.",
     ),
+    "nrt": (
+        "cpumanager.cli.node_nrt",
+        "nrt",
+        "The node as a NodeResourceTopology object (kubectl apply -f -).",
+    ),
     "preflight": (
         "cpumanager.cli.node_preflight",
         "preflight",
