@@ -4,7 +4,8 @@ The node is built once in a temporary directory the way the test fixtures are
 (tests/nodeview/fixture_nodes.py): a sysfs tree, a kubelet root with the three checkpoints
 written by our managers after admitting the pods, a kubectl pod list, and a stand-in kubelet
 serving the PodResources answers on a Unix socket. Then each step is timed N times and the
-best and median printed. Targets (issue 13): snapshot <= 1 s.
+best and median printed. Targets (issue 13): snapshot <= 1 s, ``node whatif`` of one pod
+<= 100 ms after load, ``node show`` <= 300 ms.
 
     PYTHONPATH=src:. python bench/bench_node.py [--repeat N]
 """
@@ -28,7 +29,13 @@ from cpumanager.adapters.node_collect import (
     load_snapshot,
     write_snapshot,
 )
+from cpumanager.core.ids import ContainerName, PodUID
+from cpumanager.core.workload import Container, Pod
 from cpumanager.formats.kubelet_config import KubeletConfig
+from cpumanager.nodeanswers.nrt import node_resource_topology
+from cpumanager.nodeanswers.preflight import preflight
+from cpumanager.nodeanswers.show import node_picture
+from cpumanager.nodeanswers.whatif import what_if
 from cpumanager.presets import get_preset
 
 MACHINE = "2s4n32c2t"  # 2 sockets x 4 NUMA nodes x 32 cores x 2 threads = 512 CPUs
@@ -97,6 +104,26 @@ def main() -> None:
             )
         size = out.stat().st_size
         timed(f"load_snapshot ({size / 1024:.0f} KiB)", args.repeat, lambda: load_snapshot(out))
+        loaded = load_snapshot(out)
+        one = [_pod("whatif", "4")]
+        timed(
+            "node whatif: one pod, after load (<= 100 ms)",
+            args.repeat,
+            lambda: what_if(loaded, one),
+        )
+        timed("node show (<= 300 ms)", args.repeat, lambda: node_picture(loaded))
+        timed("node nrt", args.repeat, lambda: node_resource_topology(loaded))
+        timed(
+            "node preflight (same configuration)",
+            args.repeat,
+            lambda: preflight(loaded, loaded.kubelet_config()),
+        )
+
+
+def _pod(name: str, cpus: str) -> Pod:
+    amounts = {"cpu": Fraction(cpus), "memory": Fraction(2**30)}
+    container = Container(ContainerName("app"), requests=amounts, limits=amounts)
+    return Pod(PodUID(f"bench-{name}"), name, "bench", (), (container,))
 
 
 if __name__ == "__main__":

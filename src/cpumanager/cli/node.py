@@ -39,6 +39,11 @@ _SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
         "publish",
         "Push this node's snapshot to the extender whenever it changes (the DaemonSet).",
     ),
+    "show": (
+        "cpumanager.cli.node_show",
+        "show",
+        "Reserved, shared and exclusive CPUs per NUMA node, who holds them, what fits.",
+    ),
     "snapshot": (
         "cpumanager.cli.node_snapshot",
         "snapshot",
