@@ -27,7 +27,7 @@ def test_picture_reads_at_80_columns(tmp_path: Path) -> None:
 def test_json(tmp_path: Path) -> None:
     result = run_main(["node", "show", _snap(tmp_path, "kubeadm"), "-o", "json"])
     picture = json.loads(result.output)
-    assert picture["largestGuaranteedPod"] == {"packed": 8, "single_numa": 8}
+    assert picture["largestGuaranteedPod"] == {"packed": 7, "single_numa": 7}
 
 
 def test_policy_switched_node_is_one_line(tmp_path: Path) -> None:

@@ -26,21 +26,23 @@ def test_kubeadm_holders_per_numa_node() -> None:
 
 
 def test_kubeadm_largest_guaranteed_pod() -> None:
-    # NUMA 0 has no allocatable CPU left; NUMA 1's 8 are free. single-numa-node admits
-    # at most what one NUMA node holds, so both answers are 8 (9 would need two nodes).
+    # NUMA 0 has no allocatable CPU left; NUMA 1's 8 are free, so the managers admit 8.
+    # The resource-fit predicate then limits it: allocatable CPU is 16 minus the 2
+    # reservedSystemCPUs (the kubelet counts them as system-reserved) = 14000m, and the
+    # active pods request 6950m, leaving 7050m: 7 CPUs fit, 8 do not.
     picture = node_picture(fixture_snapshot("kubeadm"))
-    assert picture["largestGuaranteedPod"] == {"packed": 8, "single_numa": 8}
+    assert picture["largestGuaranteedPod"] == {"packed": 7, "single_numa": 7}
 
 
 def test_without_single_numa_policy_packed_spans_nodes_only_with_free_cpus() -> None:
     # Topology policy none: the static policy may span NUMA nodes, but only NUMA 1 has
-    # free allocatable CPUs, so the largest pod is still 8 and it sits on one node.
+    # free allocatable CPUs, and the predicate leaves 7050m (see above): still 7.
     snapshot = fixture_snapshot("kubeadm")
     assert snapshot.config is not None
     fields = dict(snapshot.config.fields)
     fields["topologyManagerPolicy"] = {"value": "none", "from": "file"}
     picture = node_picture(replace(snapshot, config=ConfigView(fields=fields)))
-    assert picture["largestGuaranteedPod"] == {"packed": 8, "single_numa": 8}
+    assert picture["largestGuaranteedPod"] == {"packed": 7, "single_numa": 7}
 
 
 def test_gpu_devices_and_hugepages() -> None:
