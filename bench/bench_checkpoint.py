@@ -4,7 +4,7 @@ Rows: states of 10, 100 and 1,000 containers (5 per pod, 2 CPUs each, on a machi
 enough CPUs). Prints the kubelet's figure (``kubelet_figures.json``) and microseconds per
 call (fastest call) for encode+checksum (``encode_v2``) and for decode+verify+parse (the
 kubelet's restore: V1 attempt, V2 attempt, checksum, CPU lists), warm and with the CPU-list
-caches emptied before each call (cold),
+caches emptied and a state never seen before on each call (cold),
 the file size, and durable commits per second (temp file, fsync, rename, directory fsync)
 through ``CheckpointStore.save`` in a temp directory on the disk given by ``--dir``.
 
@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+from itertools import cycle
 from pathlib import Path
 
 from kubelet import best_call_us, figures, load_note
@@ -37,12 +38,14 @@ from cpumanager.core.ids import ContainerName, PodUID
 from cpumanager.core.state import StateSnapshot
 
 
-def make_state(containers: int) -> StateSnapshot:
+def make_state(containers: int, shift: int = 0) -> StateSnapshot:
+    """``shift`` moves every container's pair of CPUs: the same shape, other lists."""
     assignments: dict[PodUID, dict[ContainerName, CPUSet]] = {}
     for index in range(containers):
         pod = PodUID(f"0f1e2d3c-4b5a-6978-8796-{index // 5:012d}")
+        first = 2 * ((index + shift) % containers) + 8
         assignments.setdefault(pod, {})[ContainerName(f"container-{index % 5}")] = CPUSet(
-            [2 * index + 8, 2 * index + 9]
+            [first, first + 1]
         )
     default = CPUSet.range(0, 8) | CPUSet.range(2 * containers + 8, 2 * containers + 16)
     return StateSnapshot("static", default, assignments)
@@ -107,9 +110,12 @@ def main() -> None:
 
         encode = best_call_us(lambda s=state: codec.encode_v2(s))
         decode = best_call_us(restore)
-        # cold: the CPU-list caches emptied before every call (a state never seen before)
-        encode_cold = best_call_us(lambda s=state: (fast.clear_caches(), codec.encode_v2(s)))
-        decode_cold = best_call_us(lambda: (fast.clear_caches(), restore()))
+        # cold: a state never seen before on every call (other CPUSet objects and lists, in
+        # rotation through more than the caches hold) and the CPU-list caches emptied
+        fresh = cycle([make_state(containers, shift) for shift in range(1, 9)])
+        fresh_files = cycle([codec.encode_v2(other) for other in (next(fresh) for _ in range(8))])
+        encode_cold = best_call_us(lambda f=fresh: (fast.clear_caches(), codec.encode_v2(next(f))))
+        decode_cold = best_call_us(lambda f=fresh_files: (fast.clear_caches(), restore(next(f))))
         print(
             f"{containers:>10} {len(data):>8} {go[str(containers)]:>10} {encode:>19.1f}"
             f" {encode_cold:>8.1f} {decode:>17.1f} {decode_cold:>8.1f}"

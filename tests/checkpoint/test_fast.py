@@ -150,3 +150,68 @@ def test_bad_cpu_lists_name_the_first_in_pod_container_order() -> None:
 @given(st.binary(max_size=300))
 def test_c_fnv_matches_the_python_loop(data: bytes) -> None:
     assert fnv1a_32(data) == fnv1a_32_reference(data)
+
+
+# CPU list texts near every edge of the bulk reader: singles, ranges, several ranges, signs,
+# leading zeros, spaces, underscores, non-ASCII digits, reversed and out-of-bound ranges.
+LIST_TEXTS = st.one_of(
+    CPUS.map(str),
+    st.text(alphabet=st.sampled_from("0123456789-,+ _\u0663"), max_size=8),
+    st.sampled_from(["65535", "65536", "0-65535", "7-3", "00", "08-9", "1-1", ""]),
+)
+
+
+def _exact_or_none(text: str) -> CPUSet | None:
+    try:
+        return codec.parse_cpu_list(text)
+    except codec.CPUListError:
+        return None
+
+
+@given(LIST_TEXTS)
+@settings(max_examples=300)
+def test_one_range_reader_matches_the_exact_parser(text: str) -> None:
+    found = fast.parse_plain_range(text)
+    if found is not None:
+        assert found == _exact_or_none(text)
+        assert type(found) is CPUSet
+
+
+@given(st.dictionaries(NAMES, st.dictionaries(NAMES, LIST_TEXTS, max_size=4), max_size=5))
+@settings(max_examples=300)
+def test_bulk_reader_matches_the_exact_parser(entries: dict[str, dict[str, str]]) -> None:
+    found = fast.plain_assignments(entries)
+    exact = {
+        pod: {name: _exact_or_none(text) for name, text in containers.items()}
+        for pod, containers in entries.items()
+    }
+    if found is not None:
+        assert found == exact
+        assert [list(sets) for sets in found.values()] == [list(c) for c in entries.values()]
+
+
+def test_bulk_reader_takes_the_usual_file_and_refuses_the_rest() -> None:
+    usual = {"pod": {"a": "2-3", "b": "4", "c": "10-11"}, "other": {}, "p2": {"x": "0-1"}}
+    found = fast.plain_assignments(usual)
+    assert found == {
+        "pod": {"a": CPUSet([2, 3]), "b": CPUSet([4]), "c": CPUSet([10, 11])},
+        "other": {},
+        "p2": {"x": CPUSet([0, 1])},
+    }
+    for text in ("1-2,5", "3-2", "08", "+1", " 1", "1_0", "65536", "", "\u0663"):
+        assert fast.plain_assignments({"pod": {"a": "1", "b": text}}) is None, text
+
+
+def test_cold_restore_equals_the_exact_parse_on_golden_files() -> None:
+    checked = 0
+    for path in sorted(GOLDEN.glob("*.json")):
+        plain = fast.decode_v2_plain(path.read_bytes())
+        if plain is None:
+            continue
+        checked += 1
+        fast.clear_caches()
+        snapshot = codec.snapshot_from_plain(plain[0], plain[1], plain[2], source="t")
+        for pod, containers in plain[2].items():
+            for name, text in containers.items():
+                assert snapshot.assignments[pod][name] == codec.parse_cpu_list(text)
+    assert checked >= 2

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, NoReturn
+from typing import Literal, NoReturn, cast
 
 from cpumanager.checkpoint import fast, gojson
 from cpumanager.checkpoint.checksum import checksum_of
@@ -345,19 +345,23 @@ def snapshot_from_plain(
     source: str,
 ) -> StateSnapshot:
     """:func:`snapshot_from_v2` on the checkpoint's fields."""
-    sets = fast.cached_cpu_set
     try:
-        default = sets(default_text) or _cpu_list(default_text)
-        assignments = {
-            PodUID(pod): {
-                ContainerName(name): sets(cpus) or _cpu_list(cpus)
-                for name, cpus in (containers or {}).items()
+        default = _cpu_list(default_text)
+        # the usual file (one range per container) in one pass; else list by list
+        parsed = fast.plain_assignments(entries) if entries else None
+        if parsed is None:
+            one_range = fast.parse_plain_range
+            parsed = {
+                pod: {
+                    name: one_range(cpus) or _cpu_list(cpus)
+                    for name, cpus in (containers or {}).items()
+                }
+                for pod, containers in (entries or {}).items()
             }
-            for pod, containers in (entries or {}).items()
-        }
     except CPUListError:
         _raise_first_bad(CheckpointV2(policy, default_text, entries), source)
-    return StateSnapshot(policy, default, assignments)
+    # PodUID and ContainerName are NewTypes of str: the keys already are what they name
+    return StateSnapshot(policy, default, cast("dict[PodUID, dict[ContainerName, CPUSet]]", parsed))
 
 
 def _raise_first_bad(checkpoint: CheckpointV2, source: str) -> NoReturn:
@@ -416,11 +420,13 @@ def encode_checkpoint(checkpoint: CheckpointV2 | CheckpointV1) -> bytes:
 
 def encode_v2(snapshot: StateSnapshot) -> bytes:
     """The exact bytes a v1.18+ kubelet writes for this state."""
+    # str() directly: a cache keyed by wide bitmasks cost more to fill than formatting
+    # (a state never seen before paid both), and saved little on states seen before
     entries: dict[str, dict[str, str]] = {
-        pod: {name: fast.cpu_text(cpus) for name, cpus in containers.items()}
+        pod: {name: str(cpus) for name, cpus in containers.items()}
         for pod, containers in snapshot.assignments.items()
     }
-    default = fast.cpu_text(snapshot.default_cpuset)
+    default = str(snapshot.default_cpuset)
     data = fast.encode_v2(snapshot.policy_name, default, entries)
     if data is None:
         bare = CheckpointV2(snapshot.policy_name, default, entries, 0)

@@ -21,27 +21,34 @@ which they provably agree with Go, and everything else goes to the exact code in
   and newest kubelets both end with V2. Any other input (duplicates, case-folded keys,
   ``null``, escapes, non-ASCII, numbers elsewhere, a checksum mismatch) takes the exact
   path, which also words every error.
-* CPU list text is cached both ways (bounded), as the kubelet's saves repeat most sets.
+* CPU lists: written with ``str`` (a cache keyed by wide bitmasks cost more to fill than it
+  saved), read in bulk when every entry holds one range (:func:`plain_assignments`), and
+  parsed lists are remembered (bounded) for the rest.
 """
 
 from __future__ import annotations
 
 import json
+import operator
 import re
+from collections import deque
 from collections.abc import Mapping
+from itertools import repeat
 
 from cpumanager.checkpoint.checksum import fnv1a_32
 from cpumanager.checkpoint.model import CheckpointV2
-from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.bitset import IntBitSet
+from cpumanager.core.cpuset import MAX_CHECKPOINT_CPU_ID, CPUSet
 
 __all__ = [
     "PlainV2",
     "cached_cpu_set",
     "clear_caches",
-    "cpu_text",
     "decode_v2",
     "decode_v2_plain",
     "encode_v2",
+    "parse_plain_range",
+    "plain_assignments",
     "remember_cpu_set",
     "spew_entries",
 ]
@@ -77,7 +84,9 @@ _STRUCTURE = {
     ":{}}": ":map[]]",
 }
 
-_texts: dict[int, str] = {}
+# CPU lists of one range each ("a" or "a-b"), joined by ","; ids of at most five digits.
+_RANGES = re.compile(r"[0-9]{1,5}(?:-[0-9]{1,5})?(?:,[0-9]{1,5}(?:-[0-9]{1,5})?)*")
+
 _sets: dict[str, CPUSet] = {}
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
@@ -109,15 +118,74 @@ _DECODER = json.JSONDecoder(
 )
 
 
-def cpu_text(cpus: CPUSet) -> str:
-    """``str(cpus)`` (the kubelet's list format), cached by value."""
-    bits = cpus.bits
-    found = _texts.get(bits)
-    if found is None:
-        if len(_texts) >= _CACHE_LIMIT:
-            _texts.clear()
-        found = _texts[bits] = str(cpus)
+_new_set = object.__new__
+_set_bits = IntBitSet.__dict__["_bits"].__set__  # the slot itself: no immutability guard
+
+
+def parse_plain_range(text: str) -> CPUSet | None:
+    """``parse_cpu_list(text)`` for ``a`` or ``a-b`` in ASCII digits (the usual container).
+
+    A cold restore parses every list once; this skips the regex, the general loop and
+    ``from_bits``'s checks. None for anything else (the exact parser decides): signs,
+    several ranges, ids above the checkpoint bound, the empty list.
+    """
+    start_text, dash, end_text = text.partition("-")
+    if len(start_text) > 5 or not start_text.isdigit() or not start_text.isascii():
+        return None
+    start = int(start_text)
+    if dash:
+        if len(end_text) > 5 or not end_text.isdigit() or not end_text.isascii():
+            return None
+        end = int(end_text)
+        if end < start:
+            return None
+    else:
+        end = start
+    if end > MAX_CHECKPOINT_CPU_ID:
+        return None
+    found = _new_set(CPUSet)
+    _set_bits(found, ((2 << (end - start)) - 1) << start)
     return found
+
+
+def plain_assignments(
+    entries: Mapping[str, Mapping[str, str] | None],
+) -> dict[str, dict[str, CPUSet]] | None:
+    """Every entry's CPU list parsed, when each is one range in ASCII digits; else None.
+
+    A cold restore parses every list once, so nothing here runs Python code per list: one
+    regex checks the joined lists (the comma count proves no list holds two ranges), and
+    ``map`` over C functions converts the ids, builds the bitmasks and fills the sets.
+    """
+    texts: list[str] = []
+    for containers in entries.values():
+        if containers is None:
+            return None
+        texts.extend(containers.values())
+    joined = ",".join(texts)
+    if joined.count(",") != len(texts) - 1 or _RANGES.fullmatch(joined) is None:
+        return None
+    if joined.count("-") != len(texts):  # some single ids: "a" is the range "a-a"
+        joined = ",".join([text if "-" in text else f"{text}-{text}" for text in texts])
+    try:  # digits and commas only: the C scanner reads them as ints (leading 0s: exact path)
+        ids = json.loads(f"[{joined.replace('-', ',')}]")
+    except ValueError:
+        return None
+    starts = ids[0::2]
+    ends = ids[1::2]
+    if not all(map(operator.le, starts, ends)) or max(ends) > MAX_CHECKPOINT_CPU_ID:
+        return None  # the exact parser words the error
+    # CPUs start..end are the bits of 2^(end+1) - 2^start
+    masks = map(
+        operator.sub, map(operator.lshift, repeat(2), ends), map(operator.lshift, repeat(1), starts)
+    )
+    sets = list(map(_new_set, repeat(CPUSet, len(texts))))
+    deque(map(_set_bits, sets, masks), maxlen=0)
+    remaining = iter(sets)  # zip stops at the end of each pod's names, taking no extra set
+    return {
+        pod: dict(zip(containers, remaining, strict=False))  # type: ignore[arg-type]
+        for pod, containers in entries.items()
+    }
 
 
 def cached_cpu_set(text: str) -> CPUSet | None:
@@ -133,7 +201,6 @@ def remember_cpu_set(text: str, cpus: CPUSet) -> None:
 
 def clear_caches() -> None:
     """Forget every cached CPU list (benchmarks measure the cold case with it)."""
-    _texts.clear()
     _sets.clear()
 
 
