@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import ClassVar, Literal
 
-from cpumanager.checkpoint import fastjson, gojson
+from cpumanager.checkpoint import fastjson, gojson, memory_fast
 from cpumanager.checkpoint.checksum import fnv1a_32
 from cpumanager.checkpoint.godecode import GoTypeError, unmarshal
 from cpumanager.checkpoint.goencode import marshal
@@ -49,7 +49,9 @@ __all__ = [
     "checksum_of_memory",
     "decode_memory",
     "encode_memory",
+    "encode_memory_exact",
     "render_memory",
+    "render_memory_exact",
     "with_fresh_checksum",
 ]
 
@@ -175,6 +177,14 @@ CHECKPOINT_TYPE = GoStruct(
 
 def render_memory(checkpoint: MemoryManagerCheckpoint) -> str:
     """go-spew's ``%#v`` of ``&checkpoint`` with ``Checksum`` zeroed (what the kubelet hashes)."""
+    fast = memory_fast.spew_memory(checkpoint)  # the usual shape, written directly
+    if fast is not None:
+        return fast
+    return render_memory_exact(checkpoint)
+
+
+def render_memory_exact(checkpoint: MemoryManagerCheckpoint) -> str:
+    """:func:`render_memory` through the type walk (the reference the fast path is tested on)."""
     return spew(checkpoint.with_checksum(0), CHECKPOINT_TYPE, pointer=True)
 
 
@@ -190,6 +200,14 @@ def with_fresh_checksum(checkpoint: MemoryManagerCheckpoint) -> MemoryManagerChe
 
 def encode_memory(checkpoint: MemoryManagerCheckpoint) -> bytes:
     """Go's ``json.Marshal`` of the struct, with the checksum exactly as stored."""
+    fast = memory_fast.marshal_memory(checkpoint)
+    if fast is not None:
+        return fast
+    return encode_memory_exact(checkpoint)
+
+
+def encode_memory_exact(checkpoint: MemoryManagerCheckpoint) -> bytes:
+    """:func:`encode_memory` through the type walk (the reference the fast path is tested on)."""
     return marshal(checkpoint, CHECKPOINT_TYPE)
 
 
