@@ -311,6 +311,10 @@ def _format_error(what: str, err: CPUListError, source: str) -> NoReturn:
     raise CheckpointFormatError(message) from None
 
 
+def _one_list(text: str) -> CPUSet:
+    return fast.parse_plain_range(text) or _cpu_list(text)
+
+
 def _cpu_list(text: str) -> CPUSet:
     """:func:`parse_cpu_list`, remembering what parsed (the kubelet rereads the same lists)."""
     found = fast.cached_cpu_set(text)
@@ -348,19 +352,13 @@ def snapshot_from_plain(
     try:
         default = _cpu_list(default_text)
         # the usual file (one range per container) in one pass; else list by list
-        parsed = fast.plain_assignments(entries) if entries else None
-        if parsed is None:
-            one_range = fast.parse_plain_range
-            parsed = {
-                pod: {
-                    name: one_range(cpus) or _cpu_list(cpus)
-                    for name, cpus in (containers or {}).items()
-                }
-                for pod, containers in (entries or {}).items()
-            }
+        parsed = (fast.plain_assignments(entries) if entries else None) or {
+            pod: {name: _one_list(cpus) for name, cpus in (containers or {}).items()}
+            for pod, containers in (entries or {}).items()
+        }
     except CPUListError:
         _raise_first_bad(CheckpointV2(policy, default_text, entries), source)
-    # PodUID and ContainerName are NewTypes of str: the keys already are what they name
+    # PodUID and ContainerName are NewTypes of str: the keys are already what they name
     return StateSnapshot(policy, default, cast("dict[PodUID, dict[ContainerName, CPUSet]]", parsed))
 
 
@@ -420,8 +418,7 @@ def encode_checkpoint(checkpoint: CheckpointV2 | CheckpointV1) -> bytes:
 
 def encode_v2(snapshot: StateSnapshot) -> bytes:
     """The exact bytes a v1.18+ kubelet writes for this state."""
-    # str() directly: a cache keyed by wide bitmasks cost more to fill than formatting
-    # (a state never seen before paid both), and saved little on states seen before
+    # str() uncached: a cache keyed by wide bitmasks cost more to fill than it saved
     entries: dict[str, dict[str, str]] = {
         pod: {name: str(cpus) for name, cpus in containers.items()}
         for pod, containers in snapshot.assignments.items()
