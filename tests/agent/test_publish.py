@@ -3,6 +3,8 @@ otherwise, re-pushes when the extender lost the node, reports refusals without d
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -128,3 +130,36 @@ def test_marks_do_not_follow_links(tmp_path: Path) -> None:
     target.write_text("changed content")
     assert file_marks([link]) == before
     assert watched_paths(Path("/k"), [None, Path("/p")])[-1] == Path("/p")
+
+
+def test_nrt_is_written_when_the_node_changes(ext: Extender, tmp_path: Path) -> None:
+    from cpumanager.cli.node_publish import nrt_writer
+
+    target = tmp_path / "nrt.json"
+    snapshots = [make_snapshot("n1")]
+    publisher = _publisher(ext, snapshots, tmp_path)
+    publisher.on_change = nrt_writer(target)
+    assert publisher.step() == "pushed; nrt written"
+    first = json.loads(target.read_text())
+    assert first["kind"] == "NodeResourceTopology"
+    assert first["metadata"]["name"] == "n1"
+    target.write_text("stale")
+    snapshots.append(replace(snapshots[0], collected_at="2026-12-03T11:00:00Z"))
+    assert publisher.step() == "heartbeat"  # same content: the file is left alone
+    assert target.read_text() == "stale"
+    snapshots.append(make_snapshot("n1", cores_per_numa=8))
+    assert publisher.step() == "pushed; nrt written"
+    assert json.loads(target.read_text()) != first
+
+
+def test_nrt_failures_are_reported_and_retried(ext: Extender, tmp_path: Path) -> None:
+    from cpumanager.cli.node_publish import nrt_writer
+
+    fifo = tmp_path / "nrt.fifo"
+    os.mkfifo(fifo)
+    publisher = _publisher(ext, [make_snapshot("n1")], tmp_path)
+    publisher.on_change = nrt_writer(fifo)
+    outcome = publisher.step()
+    assert outcome.startswith("pushed; nrt failed: ")
+    publisher.on_change = nrt_writer(tmp_path / "nrt.json")
+    assert publisher.step() == "heartbeat; nrt written"  # retried on the next round

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cpumanager.errors import HostError, InputError
+from cpumanager.errors import CpuManagerError, HostError, InputError
 from cpumanager.nodeview.digest import snapshot_digest
 from cpumanager.nodeview.snapshot import NodeSnapshot, snapshot_to_dict, snapshot_to_json
 
@@ -142,6 +142,10 @@ class Publisher:
     last_round: float | None = None
     marks: dict[Path, Mark] = field(default_factory=dict)
     before: Callable[[], None] | None = None  # e.g. fetch the pod list
+    # Called with each snapshot whose content changed (e.g. write the NodeResourceTopology);
+    # its failure is reported in the round's outcome and retried next round, never fatal.
+    on_change: Callable[[NodeSnapshot], None] | None = None
+    last_change_digest: str = ""
 
     def due(self) -> bool:
         """A snapshot is due: first round, a watched file changed, or the floor passed."""
@@ -165,6 +169,17 @@ class Publisher:
         if not snapshot.node_name:
             msg = "the snapshot has no node name; give --node-name"
             raise HostError(msg)
+        outcome = self._push(snapshot, digest, name)
+        if self.on_change is not None and digest != self.last_change_digest:
+            try:
+                self.on_change(snapshot)
+            except CpuManagerError as exc:
+                return f"{outcome}; nrt failed: {exc}"
+            self.last_change_digest = digest
+            outcome += "; nrt written"
+        return outcome
+
+    def _push(self, snapshot: NodeSnapshot, digest: str, name: str) -> str:
         if digest == self.last_digest:
             body = json.dumps({"digest": digest}).encode()
             status = self.post(f"/v1/nodes/{name}/heartbeat", body)

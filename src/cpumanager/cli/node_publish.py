@@ -6,11 +6,35 @@ and sending are ``agent/publish.py``. One line per round on stderr.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-__all__ = ["publish", "parse_period"]
+if TYPE_CHECKING:
+    from cpumanager.nodeview.snapshot import NodeSnapshot
+
+__all__ = ["nrt_writer", "parse_period", "publish"]
+
+
+def nrt_writer(path: Path) -> Callable[[NodeSnapshot], None]:
+    """Write the snapshot's NodeResourceTopology to ``path`` atomically (``-``: stdout)."""
+
+    def write(snapshot: NodeSnapshot) -> None:
+        import json
+
+        from cpumanager.adapters.filestore import write_atomic
+        from cpumanager.nodeanswers.nrt import node_resource_topology
+
+        document = node_resource_topology(snapshot)
+        if str(path) == "-":
+            click.echo(json.dumps(document, sort_keys=False))
+            return
+        text = json.dumps(document, indent=2, sort_keys=False) + "\n"
+        write_atomic(path, text.encode(), mode=0o644)
+
+    return write
 
 
 def parse_period(text: str) -> float:
@@ -71,6 +95,15 @@ def parse_period(text: str) -> float:
 @click.option("--node-name", envvar="NODE_NAME", default=None, help="Default: $NODE_NAME.")
 @click.option("--socket", type=click.Path(path_type=Path, dir_okay=False), default=None)
 @click.option("--timeout", type=click.FloatRange(min=0.01, max=300), default=10.0)
+@click.option(
+    "--nrt",
+    "nrt_path",
+    type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
+    default=None,
+    help="Also keep the node's exact NodeResourceTopology (as 'node nrt' builds it) in this "
+    "file, rewritten atomically whenever the node changes, for 'kubectl apply -f'; '-' "
+    "prints it to stdout as one JSON line per change.",
+)
 def publish(
     *,
     url: str,
@@ -89,6 +122,7 @@ def publish(
     node_name: str | None,
     socket: Path | None,
     timeout: float,
+    nrt_path: Path | None,
 ) -> None:
     """Snapshot this node whenever its checkpoints, pods or configuration change (and at
     least every --every), and push changed snapshots to the extender."""
@@ -125,6 +159,7 @@ def publish(
         paths=watched_paths(kubelet_root, [pods, kubelet_config, config_dir]),
         every=period,
         poll=poll,
+        on_change=None if nrt_path is None else nrt_writer(nrt_path),
     )
 
     def report(outcome: str) -> None:
