@@ -332,6 +332,19 @@ _fmt = click.option(
 @_out
 @_in_place
 @click.option("--to", "target", type=click.Choice(TARGET_FORMATS), default="v2", show_default=True)
+@click.option(
+    "--to-kubelet",
+    "to_kubelet",
+    default=None,
+    metavar="1.N",
+    help="Prepare the file for this kubelet release: as is, converted, or what to drain.",
+)
+@click.option(
+    "--pod-level-resource-managers/--no-pod-level-resource-managers",
+    "gate",
+    default=None,
+    help="The target's PodLevelResourceManagers gate (default: the release's default).",
+)
 @_fmt
 def migrate(
     *,
@@ -340,9 +353,20 @@ def migrate(
     out: Path | None,
     in_place: bool,
     target: TargetFormat,
+    to_kubelet: str | None,
+    gate: bool | None,
     fmt: str,
 ) -> None:
-    """CPU: V1 -> V2 through a container map (or V2 -> V1); devices: pre-1.20 V1 -> V2."""
+    """CPU: V1 -> V2 through a container map (or V2 -> V1); devices: pre-1.20 V1 -> V2.
+
+    With --to-kubelet: whether that release reads the file and keeps every assignment, the
+    conversion it needs (written to -o/--in-place), or the pods to drain first.
+    """
+    if to_kubelet is not None:
+        state_versions.migrate_to_release(
+            path, release=to_kubelet, gate=gate, out=out, in_place=in_place, fmt=fmt
+        )
+        return
     _convert(
         path,
         out=out,

@@ -13,12 +13,20 @@ from typing import Any
 
 import click
 
+from cpumanager.adapters.checkpoint_files import read_checkpoint, write_checked
 from cpumanager.checkpoint import compat
 from cpumanager.cli.options import emit_json
 from cpumanager.core import versions
 from cpumanager.core.versions import Release
 
-__all__ = ["NEWER_FORMATS", "describe", "kubelet_version_option", "verify_newer"]
+__all__ = [
+    "NEWER_FORMATS",
+    "describe",
+    "echo_readers",
+    "kubelet_version_option",
+    "migrate_to_release",
+    "verify_newer",
+]
 
 NEWER_FORMATS = frozenset({"cpu-v3", "cpu-v4", "cpu-data-137820", "memory-v2", "memory-v3"})
 
@@ -98,3 +106,57 @@ def echo_readers(data: bytes) -> None:
     click.echo(f"written as  {info['written_as']}")
     click.echo(f"read by     kubelet {info['read_by']}")
     click.echo(f"with gate   kubelet {info['read_by_with_PodLevelResourceManagers']}")
+
+
+def migrate_to_release(
+    path: Path, *, release: str, gate: bool | None, out: Path | None, in_place: bool, fmt: str
+) -> None:
+    """``state migrate --to-kubelet``: report the plan; write a conversion; exit 1 to drain."""
+    target = versions.parse_release(release)
+    data = read_checkpoint(path)
+    found = compat.plan(data, target, gate=gate)
+    name = f"{target[0]}.{target[1]}"
+    now = _outcome_text(found.now)
+    dest: Path | None = None
+    if found.verdict in ("convert", "drain") and (out is not None or in_place):
+        if in_place and out is not None:
+            message = "give either -o/--out or --in-place, not both"
+            raise click.UsageError(message)
+        dest = path if in_place else out
+    if found.verdict == "convert" and dest is not None:
+        write_checked(found.data, dest, in_place=in_place)
+    payload: dict[str, Any] = {
+        "input": str(path),
+        "kubelet": name,
+        "PodLevelResourceManagers": found.gate,
+        "format": compat.FORMAT_NAMES.get(compat.identify(data), "unknown"),
+        "now": now,
+        "verdict": found.verdict,
+        "target_format": found.target_format,
+        "drain": list(found.drain),
+        "reason": found.reason,
+        "output": str(dest) if dest is not None and found.verdict == "convert" else None,
+    }
+    if fmt == "json":
+        emit_json(payload)
+    else:
+        advice = {
+            "as-is": f"kubelet {name} keeps every assignment: nothing to do",
+            "convert": f"convert to {found.target_format.upper()} before starting kubelet {name}",
+            "drain": found.reason,
+            "refuse": f"kubelet {name} cannot use this file: {found.reason}",
+        }[found.verdict]
+        rows = [
+            ("input", f"{path} ({payload['format']})"),
+            (f"kubelet {name}", now),
+            ("verdict", advice),
+        ]
+        if payload["output"]:
+            rows.append(("output", f"{dest} ({found.target_format.upper()})"))
+        elif found.verdict == "convert":
+            rows.append(("output", "none written: give -o FILE or --in-place"))
+        width = max(len(key) for key, _ in rows)
+        for key, value in rows:
+            click.echo(f"{key.ljust(width)}  {value}")
+    if found.verdict in ("drain", "refuse"):
+        raise SystemExit(1)
