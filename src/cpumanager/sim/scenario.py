@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,9 @@ import yaml
 
 from cpumanager.adapters._text import load_yaml_documents, read_utf8_text
 from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.quantity import parse_quantity
 from cpumanager.core.topology import CPUTopology
+from cpumanager.core.versions import parse_release
 from cpumanager.core.workload import Pod
 from cpumanager.errors import CpuManagerError, InputError, InvalidCPUSetError, ScenarioError
 from cpumanager.manager.node import NodeResources
@@ -54,6 +57,7 @@ __all__ = [
     "Hotplug",
     "Reconcile",
     "Reconfigure",
+    "Resize",
     "Restart",
     "RunningPod",
     "Scenario",
@@ -107,7 +111,16 @@ class Reconfigure:
     kubelet: Mapping[str, Any]
 
 
-Event = Admit | Delete | Exit | Restart | Reconcile | Hotplug | Reconfigure
+@dataclass(frozen=True, slots=True)
+class Resize:
+    """An in-place resize of one container: new request = limit for the given resources."""
+
+    pod: str
+    container: str
+    resources: Mapping[str, Fraction]
+
+
+Event = Admit | Delete | Exit | Restart | Reconcile | Hotplug | Reconfigure | Resize
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +134,7 @@ class Scenario:
     resources: NodeResources = field(default_factory=NodeResources)  # devices, memory
     name: str = ""
     container_ids: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    kubelet_version: tuple[int, int] | None = None  # None: the newest release
 
 
 def load_scenario(path: Path) -> Scenario:
@@ -262,11 +276,28 @@ def _event(raw: object, index: int, base: Path) -> Event:
             return Hotplug(cpus, online=kind == "online")
         case "reconfigure":
             return Reconfigure(dict(_mapping(body, f"{where}.reconfigure")))
+        case "resize":
+            return _resize(_mapping(body, f"{where}.resize"), f"{where}.resize")
     msg = (
         f"{where}: unknown event {kind!r}; use admit, delete, exit, restart, reconcile, "
-        "offline, online or reconfigure"
+        "offline, online, reconfigure or resize"
     )
     raise ScenarioError(msg)
+
+
+def _resize(spec: Mapping[str, Any], where: str) -> Resize:
+    pod, container = spec.get("pod"), spec.get("container")
+    if not isinstance(pod, str) or not pod or not isinstance(container, str) or not container:
+        msg = f"{where}: give pod, container and cpu and/or memory, e.g. {{pod: a, container: c}}"
+        raise ScenarioError(msg)
+    resources: dict[str, Fraction] = {}
+    for name in ("cpu", "memory"):
+        if name in spec:
+            resources[name] = parse_quantity(spec[name], field=f"{where}.{name}")
+    if not resources:
+        msg = f"{where}: give the new cpu and/or memory"
+        raise ScenarioError(msg)
+    return Resize(pod, container, resources)
 
 
 def _container_ids(raw: object) -> dict[str, dict[str, str]]:
@@ -364,4 +395,15 @@ def parse_scenario(data: object, *, source: str, base: Path) -> Scenario:
         resources=parse_resources(devices, memory),
         name=str(spec.get("name", "")),
         container_ids=container_ids,
+        kubelet_version=_kubelet_version(spec.get("kubeletVersion")),
     )
+
+
+def _kubelet_version(raw: object) -> tuple[int, int] | None:
+    if raw is None:
+        return None
+    try:
+        return parse_release(str(raw))
+    except CpuManagerError as err:
+        msg = f"kubeletVersion: {err.message}"
+        raise ScenarioError(msg) from err
