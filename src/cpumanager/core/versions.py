@@ -24,6 +24,7 @@ __all__ = [
     "Release",
     "Rule",
     "cpu_formats_read",
+    "known_options",
     "memory_formats_read",
     "parse_release",
     "profile",
@@ -275,6 +276,13 @@ def profile(release: Release = NEWEST, gates: Mapping[str, bool] | None = None) 
         resize_static_cpu=str(resize.value) if resize else "no-resize",
         corrupt_text=str(corrupt.value) if corrupt else "checkpoint is corrupted",
         data_error_text=str(unreadable.value) if unreadable else "",
+    )
+
+
+def known_options() -> frozenset[str]:
+    """Every CPU/topology manager option the table knows."""
+    return frozenset(
+        rule.key.removeprefix("option.") for rule in RULES if rule.key.startswith("option.")
     )
 
 

@@ -1,0 +1,130 @@
+"""Upgrade/downgrade pre-flight of a node snapshot to another kubelet release (pure).
+
+Before the node is touched: will the target release read the node's checkpoints, keep every
+assignment, and accept the configuration's options and gates? Each checkpoint gets
+``checkpoint/compat.plan`` (as is, convert, drain or refuse); each static-policy and
+topology-manager option is checked against the release's maturity levels
+(core/versions.py); a feature gate the release does not know stops the kubelet with
+``unrecognized feature gate: NAME``. The verdict is the worst of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from cpumanager.checkpoint import compat
+from cpumanager.core import versions
+from cpumanager.core.versions import Release
+from cpumanager.formats.kubelet_config import KubeletConfig
+from cpumanager.nodeview.snapshot import NodeSnapshot
+
+__all__ = ["Finding", "VersionPreflight", "preflight_to_release"]
+
+_RANK: Final = {"as-is": 0, "convert": 1, "drain": 2, "refuse": 3}
+_KINDS: Final = ("cpu_manager_state", "memory_manager_state")
+_GATES_NEVER_REMOVED: Final = frozenset(
+    {"CPUManager", "TopologyManager", "MemoryManager", "CPUManagerPolicyOptions"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One thing the target release does differently: what, the verdict, the exact text."""
+
+    subject: str
+    verdict: str  # as-is | convert | drain | refuse
+    text: str
+    drain: tuple[str, ...] = ()
+    data: bytes = b""
+    target_format: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class VersionPreflight:
+    """Every finding and the node's verdict (the worst finding)."""
+
+    release: Release
+    from_release: Release | None
+    findings: tuple[Finding, ...]
+
+    @property
+    def verdict(self) -> str:
+        worst = max((_RANK[f.verdict] for f in self.findings), default=0)
+        return next(name for name, rank in _RANK.items() if rank == worst)
+
+    @property
+    def drain(self) -> tuple[str, ...]:
+        return tuple(sorted({pod for f in self.findings for pod in f.drain}))
+
+
+def _checkpoint_findings(
+    snapshot: NodeSnapshot, release: Release, gate: bool | None
+) -> list[Finding]:
+    found: list[Finding] = []
+    name = f"{release[0]}.{release[1]}"
+    for kind in _KINDS:
+        data = snapshot.checkpoint_bytes(kind)
+        if data is None:
+            continue
+        plan = compat.plan(data, release, gate=gate)
+        fmt = compat.FORMAT_NAMES.get(compat.identify(data), "an unknown format")
+        if plan.verdict == "as-is":
+            text = f"{kind} ({fmt}): kubelet {name} reads it and keeps every assignment"
+        elif plan.verdict == "convert":
+            text = (
+                f"{kind} ({fmt}): kubelet {name} "
+                + (f"refuses it ({plan.now.error})" if plan.now.error else "drops pod entries")
+                + f"; convert it to {plan.target_format.upper()} with 'cpumanager state "
+                f"migrate FILE --to-kubelet {name} --in-place' before starting the kubelet"
+            )
+        elif plan.verdict == "drain":
+            refusal = (
+                f"would stop with 'could not restore state from checkpoint: {plan.now.error}'"
+                if plan.now.error
+                else "would drop their pod-level assignments"
+            )
+            text = f"{kind} ({fmt}): kubelet {name} {refusal}; {plan.reason}"
+        else:
+            text = f"{kind} ({fmt}): kubelet {name} cannot use it: {plan.reason}"
+        found.append(Finding(kind, plan.verdict, text, plan.drain, plan.data, plan.target_format))
+    return found
+
+
+def _config_findings(config: KubeletConfig, profile: versions.KubeletProfile) -> list[Finding]:
+    found: list[Finding] = []
+    for option in sorted(config.cpu_manager_policy_options):
+        if option in profile.options or option not in versions.known_options():
+            ok, why = profile.option_available(option)
+            if not ok:
+                found.append(Finding(f"cpuManagerPolicyOptions.{option}", "refuse", why))
+    for option in sorted(config.topology_manager_policy_options):
+        if option in versions.known_options():
+            ok, why = profile.option_available(option)
+            if not ok:
+                found.append(Finding(f"topologyManagerPolicyOptions.{option}", "refuse", why))
+    for gate in sorted(config.feature_gates):
+        level = profile.gate_levels.get(gate)
+        if level == "absent" and gate not in _GATES_NEVER_REMOVED:
+            text = f"unrecognized feature gate: {gate} (kubelet {profile.name} does not know it)"
+            found.append(Finding(f"featureGates.{gate}", "refuse", text))
+    return found
+
+
+def preflight_to_release(
+    snapshot: NodeSnapshot,
+    release: Release,
+    *,
+    config: KubeletConfig | None = None,
+    gates: Mapping[str, bool] | None = None,
+    from_release: Release | None = None,
+) -> VersionPreflight:
+    """The target release's verdict on the snapshot's files and ``config`` (default: the node's)."""
+    config = config if config is not None else snapshot.kubelet_config()
+    merged = {**dict(config.feature_gates), **dict(gates or {})}
+    profile = versions.profile(release, merged)
+    gate = merged.get("PodLevelResourceManagers")
+    findings = _checkpoint_findings(snapshot, release, gate)
+    findings.extend(_config_findings(config, profile))
+    return VersionPreflight(release, from_release, tuple(findings))

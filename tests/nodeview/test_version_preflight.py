@@ -1,0 +1,67 @@
+"""Pre-flight of a fixture node to another kubelet release: upgrade and downgrade."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cpumanager.checkpoint import newer
+from cpumanager.formats.kubelet_config import KubeletConfig
+from cpumanager.nodeview.snapshot import CheckpointFile, NodeSnapshot
+from cpumanager.nodeview.version_preflight import preflight_to_release
+
+KUBEADM = Path(__file__).parents[1] / "data" / "nodes" / "kubeadm" / "var" / "lib" / "kubelet"
+
+
+def node(**files: bytes) -> NodeSnapshot:
+    checkpoints = {
+        kind: CheckpointFile(kind, f"/var/lib/kubelet/{kind}", data, None)
+        for kind, data in files.items()
+    }
+    return NodeSnapshot(
+        "n", "", "", "/", "/var/lib/kubelet", None, None, checkpoints, None, None, ()
+    )
+
+
+def test_upgrade_of_the_kubeadm_node_keeps_everything() -> None:
+    snapshot = node(cpu_manager_state=(KUBEADM / "cpu_manager_state").read_bytes())
+    result = preflight_to_release(snapshot, (1, 37), config=KubeletConfig())
+    assert result.verdict == "as-is", result.findings
+
+
+def test_downgrade_across_the_format_change_needs_a_drain() -> None:
+    v4 = newer.encode_cpu_v4("static", "0,3-7", {"p1": {"c": "1-2"}}, {"p1": "1-2"})
+    result = preflight_to_release(node(cpu_manager_state=v4), (1, 35), config=KubeletConfig())
+    assert result.verdict == "drain"
+    assert result.drain == ("p1",)
+
+
+def test_downgrade_of_a_v3_file_quotes_the_refusal() -> None:
+    v3 = newer.encode_cpu_v3("static", "0,3-7", {"p1": {"c": "1-2"}}, {"p1": "1-2"})
+    result = preflight_to_release(node(cpu_manager_state=v3), (1, 34), config=KubeletConfig())
+    (finding,) = result.findings
+    assert "could not restore state from checkpoint: checkpoint is corrupted" in finding.text
+    assert finding.verdict == "drain"
+
+
+def test_gated_136_converts_a_v4_file() -> None:
+    v4 = newer.encode_cpu_v4("static", "0,3-7", {"p1": {"c": "1-2"}}, {"p1": "1-2"})
+    config = KubeletConfig.from_mapping({"featureGates": {"PodLevelResourceManagers": True}})
+    result = preflight_to_release(node(cpu_manager_state=v4), (1, 36), config=config)
+    assert result.verdict == "convert"
+    assert result.findings[0].target_format == "v3"
+
+
+def test_options_and_gates_the_target_does_not_have() -> None:
+    config = KubeletConfig.from_mapping(
+        {
+            "cpuManagerPolicy": "static",
+            "reservedSystemCPUs": "0",
+            "cpuManagerPolicyOptions": {"strict-cpu-reservation": "true"},
+            "featureGates": {"PodLevelResourceManagers": True},
+        }
+    )
+    result = preflight_to_release(node(), (1, 31), config=config)
+    texts = [f.text for f in result.findings]
+    assert "strict-cpu-reservation does not exist in kubelet 1.31" in texts
+    assert any(t.startswith("unrecognized feature gate: PodLevelResourceManagers") for t in texts)
+    assert result.verdict == "refuse"
