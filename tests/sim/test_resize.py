@@ -109,3 +109,25 @@ def test_bad_resize_event_is_one_line() -> None:
         parse_scenario(data, source="t", base=Path())
     with pytest.raises(ScenarioError, match="kubeletVersion"):
         parse_scenario({"machine": MACHINE, "kubeletVersion": "9.9"}, source="t", base=Path())
+
+
+def test_simulate_cli_kubelet_version_overrides_the_scenario(tmp_path: Path) -> None:
+    import json
+
+    import yaml
+
+    from tests.cli.runner import run_main
+
+    resize = {"pod": "a", "container": "c", "memory": "2Gi"}
+    scenario = {
+        "machine": MACHINE,
+        "kubelet": {"cpuManagerPolicy": "static", "reservedSystemCPUs": "0,16"},
+        "kubeletVersion": "1.37",
+        "events": [{"admit": pod("a", "2")}, {"resize": resize}],
+    }
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(scenario))
+    old = json.loads(run_main(["simulate", path, "--kubelet-version", "1.33", "-o", "json"]).output)
+    new = json.loads(run_main(["simulate", path, "-o", "json"]).output)
+    assert old["events"][-1]["error"]["type"] == "Infeasible"
+    assert new["events"][-1]["admitted"] is True

@@ -40,16 +40,32 @@ def _render(report: dict[str, Any], *, explain: bool) -> None:
 @click.argument("scenarios", nargs=-1, type=click.Path(path_type=Path))
 @output_option("table", "json")
 @click.option("--explain", is_flag=True, help="Show hints, merges and why these CPUs.")
-def simulate(scenarios: tuple[Path, ...], output: str, explain: bool) -> None:
+@click.option(
+    "--kubelet-version",
+    default=None,
+    metavar="1.N",
+    help="The kubelet release (overrides the scenarios' kubeletVersion; default the newest).",
+)
+def simulate(
+    scenarios: tuple[Path, ...], output: str, explain: bool, kubelet_version: str | None
+) -> None:
     """Run SCENARIO files through the kubelet's managers (no file: the embedded demo)."""
+    from dataclasses import replace
+
+    from cpumanager.core.versions import parse_release
     from cpumanager.sim.simulate import simulate as run
+
+    release = None if kubelet_version is None else parse_release(kubelet_version)
 
     paths: list[Path | None] = list(scenarios) or [None]
     for path in paths:
         if path is not None and not path.is_file():
             msg = f"scenario {str(path)!r} does not exist or is not a file; check the path"
             raise ScenarioError(msg)
-        report = run(_load(path)).to_json(explain=explain)
+        scenario = _load(path)
+        if release is not None:
+            scenario = replace(scenario, kubelet_version=release)
+        report = run(scenario).to_json(explain=explain)
         if output == "json":
             emit_json(report)
         else:

@@ -320,7 +320,7 @@ class _Simulation:
         """The kubelet release's resize admission; an applied resize changes the pod spec only
         (the managers keep their CPU sets, as every released kubelet does)."""
         pod = self.find(event.pod)
-        report = EventReport("resize", pod=pod.display_name, uid=pod.uid)
+        report = EventReport("resize", pod.name, pod.uid)
         gates = self.kubelet_raw.get("featureGates") or {}
         release = self.scenario.kubelet_version or versions.NEWEST
         profile = versions.profile(release, {str(k): bool(v) for k, v in gates.items()})
