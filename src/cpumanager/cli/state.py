@@ -22,7 +22,7 @@ from cpumanager.adapters.checkpoint_files import (
     read_container_map,
     write_conversion,
 )
-from cpumanager.checkpoint import codec, compat, kinds
+from cpumanager.checkpoint import codec, kinds
 from cpumanager.checkpoint.convert import (
     TARGET_FORMATS,
     TargetFormat,
@@ -183,13 +183,9 @@ def verify(
     reserved_memory: tuple[str, ...],
     output: str,
 ) -> None:
-    """Exit 0 when the kubelet would restore PATH (any of its three checkpoints), else 1.
-
-    Names the format and the kubelet releases that restore every entry of it.
-    """
+    """Exit 0 when the kubelet would restore PATH (any of its three checkpoints), else 1."""
     data = read_checkpoint(path)
-    if compat.identify(data) in state_versions.NEWER_FORMATS:
-        state_versions.verify_newer(data, path=path, release=release, output=output)
+    if state_versions.verify_newer(data, path=path, release=release, output=output):
         return
     other = state_nodes.other_kind(data)
     if other is not None:
@@ -332,19 +328,7 @@ _fmt = click.option(
 @_out
 @_in_place
 @click.option("--to", "target", type=click.Choice(TARGET_FORMATS), default="v2", show_default=True)
-@click.option(
-    "--to-kubelet",
-    "to_kubelet",
-    default=None,
-    metavar="1.N",
-    help="Prepare the file for this kubelet release: as is, converted, or what to drain.",
-)
-@click.option(
-    "--pod-level-resource-managers/--no-pod-level-resource-managers",
-    "gate",
-    default=None,
-    help="The target's PodLevelResourceManagers gate (default: the release's default).",
-)
+@state_versions.to_kubelet_options
 @_fmt
 def migrate(
     *,
@@ -357,11 +341,7 @@ def migrate(
     gate: bool | None,
     fmt: str,
 ) -> None:
-    """CPU: V1 -> V2 through a container map (or V2 -> V1); devices: pre-1.20 V1 -> V2.
-
-    With --to-kubelet: whether that release reads the file and keeps every assignment, the
-    conversion it needs (written to -o/--in-place), or the pods to drain first.
-    """
+    """CPU V1 <-> V2 (container map), devices V1 -> V2; --to-kubelet: for that release."""
     if to_kubelet is not None:
         state_versions.migrate_to_release(
             path, release=to_kubelet, gate=gate, out=out, in_place=in_place, fmt=fmt

@@ -25,6 +25,7 @@ __all__ = [
     "echo_readers",
     "kubelet_version_option",
     "migrate_to_release",
+    "to_kubelet_options",
     "verify_newer",
 ]
 
@@ -67,8 +68,13 @@ def _outcome_text(outcome: compat.Outcome) -> str:
     return text
 
 
-def verify_newer(data: bytes, *, path: Path, release: Release, output: str) -> None:
-    """Verify a post-1.35 file against one release (its default gates); exit 1 if refused."""
+def verify_newer(data: bytes, *, path: Path, release: Release, output: str) -> bool:
+    """Verify a post-1.35 file against one release (its default gates); exit 1 if refused.
+
+    False (nothing printed) when the file is in an older format.
+    """
+    if compat.identify(data) not in NEWER_FORMATS:
+        return False
     outcome = compat.read_as(data, release)
     info = describe(data)
     ok = outcome.ok and outcome.dropped_pod_entries == 0
@@ -98,6 +104,7 @@ def verify_newer(data: bytes, *, path: Path, release: Release, output: str) -> N
             click.echo(f"{key.ljust(width)}  {click.unstyle(value)}")
     if not ok:
         raise SystemExit(1)
+    return True
 
 
 def echo_readers(data: bytes) -> None:
@@ -106,6 +113,23 @@ def echo_readers(data: bytes) -> None:
     click.echo(f"written as  {info['written_as']}")
     click.echo(f"read by     kubelet {info['read_by']}")
     click.echo(f"with gate   kubelet {info['read_by_with_PodLevelResourceManagers']}")
+
+
+def to_kubelet_options(command: Any) -> Any:
+    """``--to-kubelet 1.N`` and the target's PodLevelResourceManagers gate, for ``migrate``."""
+    command = click.option(
+        "--pod-level-resource-managers/--no-pod-level-resource-managers",
+        "gate",
+        default=None,
+        help="The target's PodLevelResourceManagers gate (default: the release's default).",
+    )(command)
+    return click.option(
+        "--to-kubelet",
+        "to_kubelet",
+        default=None,
+        metavar="1.N",
+        help="Prepare the file for this kubelet release: as is, converted, or what to drain.",
+    )(command)
 
 
 def migrate_to_release(

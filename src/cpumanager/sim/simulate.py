@@ -32,15 +32,15 @@ from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.events import Allocated, Released, StateRepaired
 from cpumanager.core.ids import ContainerID, ContainerKey, PodUID
 from cpumanager.core.reconcile import ContainerPhase, ContainerStatus
-from cpumanager.core.resize import resize_verdict
 from cpumanager.core.topology import CPUInfo, CPUTopology
-from cpumanager.core.workload import Container, Pod, QoSClass, qos_class
+from cpumanager.core.workload import Pod
 from cpumanager.errors import CpuManagerError, ScenarioError
 from cpumanager.formats.kubelet_config import KubeletConfig
 from cpumanager.manager.node import Node, NodeState
 from cpumanager.metrics import PrometheusObserver
 from cpumanager.sim.fakes import AppliedCpusets, Collector, FakeClock
 from cpumanager.sim.report import EventReport, SimulationReport, decision_entries
+from cpumanager.sim.resize import resize_event
 from cpumanager.sim.scenario import (
     Admit,
     Delete,
@@ -317,47 +317,11 @@ class _Simulation:
         return report
 
     def resize(self, event: Resize) -> EventReport:
-        """The kubelet release's resize admission; an applied resize changes the pod spec only
-        (the managers keep their CPU sets, as every released kubelet does)."""
         pod = self.find(event.pod)
-        report = EventReport("resize", pod.name, pod.uid)
-        gates = self.kubelet_raw.get("featureGates") or {}
         release = self.scenario.kubelet_version or versions.NEWEST
-        profile = versions.profile(release, {str(k): bool(v) for k, v in gates.items()})
-        containers = {str(c.name): c for c in pod.containers}
-        old = containers.get(event.container)
-        if old is None:
-            report.error = {
-                "type": "ScenarioError",
-                "message": f"pod {pod.display_name!r} has no container {event.container!r}",
-            }
-            return report
-        changed = {
-            name: old.requests.get(name) != amount for name, amount in event.resources.items()
-        }
-        verdict = resize_verdict(
-            profile,
-            guaranteed=qos_class(pod) is QoSClass.GUARANTEED,
-            cpu_policy=str(self.kubelet_raw.get("cpuManagerPolicy", "none")),
-            memory_policy=str(self.kubelet_raw.get("memoryManagerPolicy", "None")),
-            cpu_changed=changed.get("cpu", False),
-            memory_changed=changed.get("memory", False),
-        )
-        report.admitted = verdict.outcome == "applied"
-        if verdict.outcome == "infeasible":
-            report.error = {"type": verdict.reason, "message": verdict.message}
-        elif verdict.outcome == "unsupported":
-            report.notes.append(verdict.message)
-        else:
-            requests = {**old.requests, **event.resources}
-            limits = {**old.limits, **event.resources}
-            new = Container(old.name, requests, limits, old.kind)
-            resized = tuple(new if c.name == old.name else c for c in pod.containers)
-            self.pods[pod.uid] = replace(pod, containers=resized)
-            report.notes.append(
-                f"kubelet {profile.name}: resize of {event.container} applied"
-                + (f" ({verdict.note})" if verdict.note else "")
-            )
+        report, resized = resize_event(pod, event, self.kubelet_raw, release)
+        if resized is not None:
+            self.pods[pod.uid] = resized
         report.default_cpuset = self.default_text()
         return report
 
