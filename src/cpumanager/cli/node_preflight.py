@@ -48,6 +48,13 @@ def _lines(title: str, items: list[str]) -> list[str]:
     help="The new --config-dir drop-in directory.",
 )
 @click.option("--flags", default="", metavar="TEXT", help="The new kubelet flags, as one string.")
+@click.option(
+    "--to-kubelet",
+    "to_kubelet",
+    default=None,
+    metavar="1.N",
+    help="Upgrade/downgrade check: the node's files and configuration under this release.",
+)
 @live_options
 @output_option
 @click.pass_context
@@ -58,6 +65,7 @@ def preflight(
     kubelet_config: Path | None,
     config_dir: Path | None,
     flags: str,
+    to_kubelet: str | None,
     live: bool,
     root: Path,
     kubelet_root: Path,
@@ -71,10 +79,20 @@ def preflight(
     from cpumanager.nodeanswers.preflight import Preflight
     from cpumanager.nodeanswers.preflight import preflight as check
 
-    if kubelet_config is None and config_dir is None and not flags:
+    if kubelet_config is None and config_dir is None and not flags and to_kubelet is None:
         msg = "give the new configuration: --kubelet-config FILE, --config-dir DIR or --flags"
         raise click.UsageError(msg)
     node = load_node(snapshot, live=live, root=root, kubelet_root=kubelet_root, pods=pods)
+    if to_kubelet is not None:
+        from cpumanager.cli.node_versions import to_release
+
+        new = None
+        if kubelet_config is not None or config_dir is not None or flags:
+            new = load_effective_config(
+                config=kubelet_config, config_dir=config_dir,
+                flags=split_command_line(flags, source="--flags") if flags else (),
+            ).config  # fmt: skip
+        ctx.exit(to_release(node, to_kubelet, config=new, output=output))
     try:
         effective = load_effective_config(
             config=kubelet_config,
