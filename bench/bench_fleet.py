@@ -16,22 +16,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.fleet.generate import write_snapshots
+from tests.fleet.generate import guaranteed_pod_yaml, write_snapshots
 
 from cpumanager.fleet.placement import capacity
 from cpumanager.fleet.runner import PodSource, run_answers, snapshot_files
 
-POD = """
-apiVersion: v1
-kind: Pod
-metadata: {name: big, uid: big-uid}
-spec:
-  containers:
-  - name: app
-    resources:
-      requests: {cpu: "32", memory: 8Gi}
-      limits: {cpu: "32", memory: 8Gi}
-"""
+POD = guaranteed_pod_yaml("32", name="big", memory="8Gi")
 MAX_COPIES = 1000
 
 

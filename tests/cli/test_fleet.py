@@ -8,27 +8,15 @@ from pathlib import Path
 import pytest
 
 from tests.cli.runner import run_main
-from tests.fleet.generate import write_snapshots
-
-POD = """
-apiVersion: v1
-kind: Pod
-metadata: {name: web, uid: web-uid}
-spec:
-  containers:
-  - name: app
-    resources:
-      requests: {cpu: "%s", memory: 1Gi}
-      limits: {cpu: "%s", memory: 1Gi}
-"""
+from tests.fleet.generate import guaranteed_pod_yaml, write_snapshots
 
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("cli-fleet")
     write_snapshots(root / "snaps", 12)
-    (root / "pod.yaml").write_text(POD % ("4", "4"))
-    (root / "big.yaml").write_text(POD % ("500", "500"))
+    (root / "pod.yaml").write_text(guaranteed_pod_yaml("4"))
+    (root / "big.yaml").write_text(guaranteed_pod_yaml("500"))
     return root
 
 
@@ -73,7 +61,7 @@ def test_bad_input_is_a_one_line_error(fleet: Path, tmp_path: Path) -> None:
     code, out = _run("capacity", str(tmp_path / "nope.yaml"), "--snapshots", str(fleet))
     assert code != 0
     assert "Traceback" not in out
-    (tmp_path / "pod.yaml").write_text(POD % ("1", "1"))
+    (tmp_path / "pod.yaml").write_text(guaranteed_pod_yaml("1"))
     code, out = _run("capacity", str(tmp_path / "pod.yaml"), "--snapshots", str(tmp_path))
     assert code != 0
     assert "holds no snapshot" in out

@@ -75,3 +75,14 @@ def write_snapshots(directory: Path, count: int, *, start: int = 0) -> list[Path
         path.write_bytes(snapshot_to_json(node_snapshot(i)))
         paths.append(path)
     return paths
+
+
+def guaranteed_pod_yaml(cpu: str, *, name: str = "web", memory: str = "1Gi") -> str:
+    """A one-container Guaranteed pod manifest asking for ``cpu`` CPUs (the fleet tests' pod)."""
+    return (
+        "apiVersion: v1\nkind: Pod\n"
+        f"metadata: {{name: {name}, uid: {name}-uid}}\n"
+        "spec:\n  containers:\n  - name: app\n    resources:\n"
+        f'      requests: {{cpu: "{cpu}", memory: {memory}}}\n'
+        f'      limits: {{cpu: "{cpu}", memory: {memory}}}\n'
+    )

@@ -9,23 +9,11 @@ from cpumanager.adapters.manifests import pods_from_text
 from cpumanager.fleet.node import admits, answer_file, answer_snapshot, copies_of
 from cpumanager.fleet.placement import UNUSABLE
 from cpumanager.nodeanswers.whatif import what_if
-from tests.fleet.generate import node_snapshot, write_snapshots
-
-POD = """
-apiVersion: v1
-kind: Pod
-metadata: {name: web, uid: web-uid}
-spec:
-  containers:
-  - name: app
-    resources:
-      requests: {cpu: "%s", memory: 1Gi}
-      limits: {cpu: "%s", memory: 1Gi}
-"""
+from tests.fleet.generate import guaranteed_pod_yaml, node_snapshot, write_snapshots
 
 
 def _pod(cpu: str):
-    return pods_from_text(POD % (cpu, cpu), source="pod.yaml")[0]
+    return pods_from_text(guaranteed_pod_yaml(cpu), source="pod.yaml")[0]
 
 
 def test_copies_have_their_own_identity() -> None:

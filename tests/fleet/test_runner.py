@@ -13,19 +13,9 @@ from cpumanager.errors import InputError, WorkloadError
 from cpumanager.fleet.node import answer_file
 from cpumanager.fleet.placement import capacity, place
 from cpumanager.fleet.runner import PodSource, run_answers, snapshot_files
-from tests.fleet.generate import write_snapshots
+from tests.fleet.generate import guaranteed_pod_yaml, write_snapshots
 
-POD = """
-apiVersion: v1
-kind: Pod
-metadata: {name: web, uid: web-uid}
-spec:
-  containers:
-  - name: app
-    resources:
-      requests: {cpu: "4", memory: 1Gi}
-      limits: {cpu: "4", memory: 1Gi}
-"""
+POD = guaranteed_pod_yaml("4")
 SOURCE = PodSource(POD, "pod.yaml")
 
 
