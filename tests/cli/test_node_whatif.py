@@ -85,3 +85,21 @@ def test_corrupt_checkpoint_node_is_refused_as_the_kubelet_would(tmp_path: Path)
     assert "corrupt" in result.stderr
     assert "Traceback" not in result.stderr
     assert snap.read_bytes() == before
+
+
+def test_resize_explains_infeasible_and_applied(kubeadm: Path) -> None:
+    refused = run_main(["node", "whatif", kubeadm, "--resize", "prod/db-0", "postgres", "cpu=6"])
+    assert refused.exit_code == 1, refused.stderr
+    assert "prod/db-0: resize Infeasible: Resize is infeasible" in refused.output
+    shared = ["--resize", "coredns-5d78c9869d-x7k2p", "coredns", "cpu=200m"]
+    applied = run_main(["node", "whatif", kubeadm, *shared, "-o", "json"])
+    assert applied.exit_code == 0, applied.stderr
+    events = json.loads(applied.output)["events"]
+    assert [e["event"] for e in events] == ["start", "resize"]
+    assert any("only the quota changes" in note for note in events[1]["notes"])
+
+
+def test_resize_with_a_bad_amount_is_a_usage_error(kubeadm: Path) -> None:
+    result = run_main(["node", "whatif", kubeadm, "--resize", "prod/db-0", "postgres", "gpu=1"])
+    assert result.exit_code == 2
+    assert "cpu=N and/or memory=Q" in result.stderr

@@ -141,3 +141,38 @@ def test_allocatable_and_requests() -> None:
     assert alloc.allocatable["cpu"] == 14000  # --reserved-cpus 0,8 counts as systemReserved
     assert alloc.allocatable["pods"] == 110
     assert pod_requests(pod("x", "250m")) == {"cpu": 250, "memory": GiB}
+
+
+def test_resize_of_a_guaranteed_pod_follows_the_release() -> None:
+    from fractions import Fraction
+
+    from cpumanager.core.resize import CPU_INFEASIBLE
+    from cpumanager.nodeanswers.whatif import ResizeRequest
+
+    node = fixture_snapshot("kubeadm")
+    grow = ResizeRequest("prod/db-0", "postgres", {"cpu": Fraction(6)})
+    newest = what_if(node, [], resizes=[grow])
+    assert [(r.admitted, r.reason, r.message) for r in newest.resizes] == [
+        (False, "Infeasible", CPU_INFEASIBLE)
+    ]
+    # 1.34+ refuses only a changed CPU request: the same CPUs with more memory pass.
+    memory = ResizeRequest("db-0", "postgres", {"memory": Fraction(16 * 2**30)})
+    (applied,) = what_if(node, [], resizes=[memory]).resizes
+    assert applied.admitted
+    assert applied.pod.container("postgres").requests["memory"] == 16 * 2**30
+    # 1.33 refuses every resize of a Guaranteed pod on a static node.
+    (old,) = what_if(node, [], resizes=[memory], release=(1, 33)).resizes
+    assert (old.admitted, old.reason) == (False, "Infeasible")
+
+
+def test_resize_of_an_unknown_pod_or_container_is_an_input_error() -> None:
+    from fractions import Fraction
+
+    from cpumanager.errors import InputError
+    from cpumanager.nodeanswers.whatif import ResizeRequest
+
+    node = fixture_snapshot("kubeadm")
+    with pytest.raises(InputError, match="no pod 'nope'"):
+        what_if(node, [], resizes=[ResizeRequest("nope", "x", {"cpu": Fraction(1)})])
+    with pytest.raises(InputError, match="no container 'x'"):
+        what_if(node, [], resizes=[ResizeRequest("prod/db-0", "x", {"cpu": Fraction(1)})])

@@ -4,11 +4,14 @@ The node is restored from its snapshot as a restarting kubelet restores it; each
 goes through the resource managers' admit handler and the resource-fit predicate
 (``nodeanswers/whatif.py``). The table says each verdict in the kubelet's words;
 ``--explain`` adds the reasoning, ``-o json`` prints ``simulate -o json``'s shape.
-Exit 0 when every pod would be admitted, 1 otherwise.
+``--resize POD CONTAINER cpu=N[,memory=M]`` first resizes a running pod in place with the
+simulator's release-dependent rules. Exit 0 when every pod would be admitted and every
+resize applied, 1 otherwise.
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
 from pathlib import Path
 
 import click
@@ -19,6 +22,19 @@ from cpumanager.cli.options import emit_json, output_option
 __all__ = ["whatif"]
 
 _WIDTH = 80
+
+
+def _resources(text: str) -> dict[str, Fraction]:
+    from cpumanager.core.quantity import parse_quantity
+
+    found: dict[str, Fraction] = {}
+    for item in text.split(","):
+        name, sep, amount = item.partition("=")
+        if not sep or name.strip() not in ("cpu", "memory"):
+            msg = f"--resize wants cpu=N and/or memory=Q (comma-separated), not {item!r}"
+            raise click.UsageError(msg)
+        found[name.strip()] = parse_quantity(amount.strip(), field=f"--resize {name.strip()}")
+    return found
 
 
 def _wrap(text: str, indent: str) -> list[str]:
@@ -33,6 +49,14 @@ def _wrap(text: str, indent: str) -> list[str]:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @live_options
 @click.option("--explain", is_flag=True, help="Say why: hints, merge, allocation, fit.")
+@click.option(
+    "--resize",
+    "resizes",
+    nargs=3,
+    multiple=True,
+    metavar="POD CONTAINER cpu=N[,memory=Q]",
+    help="Resize a running pod's container in place first (repeatable).",
+)
 @output_option
 @click.pass_context
 def whatif(
@@ -44,24 +68,36 @@ def whatif(
     kubelet_root: Path,
     pods: Path | None,
     explain: bool,
+    resizes: tuple[tuple[str, str, str], ...],
     output: str,
 ) -> None:
     """SNAPSHOT POD.yaml...: would the kubelet admit these pods on this node, and why?"""
     from cpumanager.adapters.manifests import load_pods
-    from cpumanager.nodeanswers.whatif import what_if
+    from cpumanager.nodeanswers.whatif import ResizeRequest, what_if
 
     snapshot_path = None if live else paths[0]
     pod_files = paths if live else paths[1:]
-    if not pod_files:
-        msg = "give at least one POD.yaml after the snapshot"
+    if not pod_files and not resizes:
+        msg = "give at least one POD.yaml after the snapshot, or --resize"
         raise click.UsageError(msg)
+    requests = [ResizeRequest(p, c, _resources(r)) for p, c, r in resizes]
     node = load_node(snapshot_path, live=live, root=root, kubelet_root=kubelet_root, pods=pods)
-    answer = what_if(node, load_pods(pod_files), explain=explain)
+    answer = what_if(
+        node, load_pods(pod_files) if pod_files else [], explain=explain, resizes=requests
+    )
     if output == "json":
         emit_json(answer.report)
     else:
         lines = [f"node {answer.node_name}: restored as a restarting kubelet would"]
         lines += [ln for note in answer.restore_notes for ln in _wrap(note, "  ")]
+        for resized in answer.resizes:
+            name = resized.pod.display_name
+            if resized.admitted:
+                head = f"{name}: resize applied"
+            else:
+                head = f"{name}: resize {resized.reason}: {resized.message}"
+            lines += _wrap(head, "")
+            lines += [ln for why in resized.why for ln in _wrap(why, "  ")]
         for verdict in answer.verdicts:
             name = verdict.pod.display_name
             if verdict.admitted:
@@ -72,5 +108,5 @@ def whatif(
             shown = verdict.why if explain else verdict.why[-3:]
             lines += [ln for why in shown for ln in _wrap(why, "  ")]
         click.echo("\n".join(lines))
-    if not all(v.admitted for v in answer.verdicts):
+    if not all(v.admitted for v in [*answer.resizes, *answer.verdicts]):
         ctx.exit(1)

@@ -7,24 +7,41 @@ resource-fit predicate (``fit.py``). A pod the predicate refuses keeps the CPUs 
 handed it until the next stale-state removal (the start of the next admission), as in the
 kubelet. Every decision is explained in sentences; the JSON report has ``simulate -o
 json``'s shape: a ``start`` event for the restore, one ``admit`` event per pod, ``final``.
+
+``resizes`` resize containers of pods running on the node, after the restore and before the
+new pods, with the simulator's release-dependent rules (``sim/resize.py``): the verdict is
+the kubelet's ``Infeasible`` message, or what changes (the spec and quota, never the CPU set).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
+from cpumanager.core import versions
 from cpumanager.core.events import Released
 from cpumanager.core.workload import Pod, qos_class
+from cpumanager.errors import InputError
 from cpumanager.formats.kubelet_config import KubeletConfig
 from cpumanager.manager.admission import AdmissionResult
 from cpumanager.nodeanswers.fit import Allocatable, FitFailure, node_allocatable, resource_fit
 from cpumanager.nodeanswers.restore import Restored, restore_node
 from cpumanager.nodeview.snapshot import NodeSnapshot
 from cpumanager.sim.report import decision_entries
+from cpumanager.sim.resize import apply_resize
 
-__all__ = ["PodVerdict", "WhatIf", "what_if"]
+__all__ = ["PodVerdict", "ResizeRequest", "WhatIf", "what_if"]
+
+
+@dataclass(frozen=True, slots=True)
+class ResizeRequest:
+    """Resize ``container`` of the running pod ``pod`` (name, namespace/name or uid)."""
+
+    pod: str
+    container: str
+    resources: Mapping[str, Fraction]
 
 
 @dataclass(slots=True)
@@ -48,6 +65,7 @@ class WhatIf:
     restore_notes: list[str]
     verdicts: list[PodVerdict]
     report: dict[str, Any]
+    resizes: list[PodVerdict] = field(default_factory=list)
 
 
 def _containers(restored: Restored, pod: Pod) -> dict[str, dict[str, Any]]:
@@ -156,14 +174,70 @@ def _event(
     }
 
 
+def _running(restored: Restored, name: str) -> int:
+    for index, pod in enumerate(restored.active):
+        if name in (pod.display_name, pod.name, str(pod.uid)):
+            return index
+    running = ", ".join(sorted(p.display_name for p in restored.active)) or "none"
+    msg = f"no pod {name!r} runs on the node (running: {running}); name one of them"
+    raise InputError(msg)
+
+
+def _amounts(resources: Mapping[str, Fraction]) -> str:
+    def show(amount: Fraction) -> str:
+        return str(amount.numerator) if amount.denominator == 1 else f"{float(amount):g}"
+
+    return ", ".join(f"{name}={show(amount)}" for name, amount in resources.items())
+
+
+def _resize_one(
+    restored: Restored, request: ResizeRequest, release: versions.Release
+) -> PodVerdict:
+    index = _running(restored, request.pod)
+    pod = restored.active[index]
+    config = restored.kubelet
+    kubelet = {
+        "featureGates": dict(config.feature_gates),
+        "cpuManagerPolicy": config.cpu_manager_policy,
+        "memoryManagerPolicy": config.memory_manager_policy,
+    }
+    outcome = apply_resize(pod, request.container, request.resources, kubelet, release)
+    verdict = outcome.verdict
+    if verdict is None:
+        raise InputError(outcome.error + "; name one of its containers")
+    asked = f"resize of {request.container} to {_amounts(request.resources)}"
+    why = [f"{pod.display_name} is a {qos_class(pod).value} pod; kubelet {outcome.kubelet}."]
+    event: dict[str, Any] = {"event": "resize", "pod": pod.name or str(pod.uid)}
+    event["uid"] = str(pod.uid)
+    if verdict.outcome != "applied":
+        why.append(f"The {asked} is not applied: {verdict.message}.")
+        event.update(admitted=False, error={"reason": verdict.reason, "message": verdict.message})
+        event["notes"] = list(why)
+        return PodVerdict(pod, False, verdict.reason, verdict.message, why, event)
+    old = {str(c.name): c for c in pod.containers}[request.container]
+    before = _amounts({k: old.requests.get(k, Fraction(0)) for k in request.resources})
+    why.append(f"The {asked} is accepted: requests and limits were {before}.")
+    if verdict.note:
+        why.append(verdict.note[0].upper() + verdict.note[1:] + ".")
+    placed = restored.node.placement(pod, pod.container(request.container))
+    kept = placed.cpus or restored.topology.all_cpus
+    why.append(f"Container {request.container} keeps CPUs {kept}.")
+    if outcome.pod is not None:
+        restored.active[index] = outcome.pod
+    event.update(admitted=True, error=None, notes=list(why))
+    return PodVerdict(outcome.pod or pod, True, "", "", why, event)
+
+
 def what_if(
     snapshot: NodeSnapshot,
     pods: Sequence[Pod],
     *,
     kubelet: KubeletConfig | None = None,
     explain: bool = False,
+    resizes: Sequence[ResizeRequest] = (),
+    release: versions.Release = versions.NEWEST,
 ) -> WhatIf:
-    """Restore the node, then admit ``pods`` in order; refusals to start are raised."""
+    """Restore the node, resize, then admit ``pods`` in order; refusals to start are raised."""
     restored = restore_node(snapshot, kubelet=kubelet)
     state = restored.node.snapshot()
     allocatable = node_allocatable(
@@ -181,6 +255,8 @@ def what_if(
             "notes": list(restored.notes),
         }
     ]
+    resized = [_resize_one(restored, request, release) for request in resizes]
+    events.extend(r.event for r in resized)
     verdicts: list[PodVerdict] = []
     for pod in pods:
         verdict = _admit_one(restored, pod, allocatable)
@@ -204,4 +280,4 @@ def what_if(
         "checkpoint": (restored.store.data or b"").decode("utf-8", "replace"),
         "metrics": {},
     }
-    return WhatIf(snapshot.node_name, restored.notes, verdicts, report)
+    return WhatIf(snapshot.node_name, restored.notes, verdicts, report, resized)
