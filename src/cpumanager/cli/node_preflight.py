@@ -14,6 +14,7 @@ from pathlib import Path
 import click
 
 from cpumanager.cli.node_common import live_options, load_node, printable
+from cpumanager.cli.node_versions import check_release, kubelet_version_option, node_release
 from cpumanager.cli.options import emit_json, output_option
 
 __all__ = ["preflight"]
@@ -56,6 +57,7 @@ def _lines(title: str, items: list[str]) -> list[str]:
     help="Upgrade/downgrade check: the node's files and configuration under this release.",
 )
 @live_options
+@kubelet_version_option
 @output_option
 @click.pass_context
 def preflight(
@@ -70,11 +72,12 @@ def preflight(
     root: Path,
     kubelet_root: Path,
     pods: Path | None,
+    kubelet_version: str | None,
     output: str,
 ) -> None:
     """SNAPSHOT --kubelet-config NEW: would the kubelet start with NEW on this node?"""
     from cpumanager.adapters.kubelet_config_file import load_effective_config
-    from cpumanager.errors import KubeletConfigInvalidError
+    from cpumanager.errors import ConfigError, KubeletConfigInvalidError
     from cpumanager.formats.kubelet_config.launch import split_command_line
     from cpumanager.nodeanswers.preflight import Preflight
     from cpumanager.nodeanswers.preflight import preflight as check
@@ -83,6 +86,7 @@ def preflight(
         msg = "give the new configuration: --kubelet-config FILE, --config-dir DIR or --flags"
         raise click.UsageError(msg)
     node = load_node(snapshot, live=live, root=root, kubelet_root=kubelet_root, pods=pods)
+    release = node_release(node, kubelet_version)
     if to_kubelet is not None:
         from cpumanager.cli.node_versions import to_release
 
@@ -92,16 +96,20 @@ def preflight(
                 config=kubelet_config, config_dir=config_dir,
                 flags=split_command_line(flags, source="--flags") if flags else (),
             ).config  # fmt: skip
-        ctx.exit(to_release(node, to_kubelet, config=new, output=output))
+        ctx.exit(to_release(node, to_kubelet, config=new, output=output, from_release=release))
     try:
         effective = load_effective_config(
             config=kubelet_config,
             config_dir=config_dir,
             flags=split_command_line(flags, source="--flags") if flags else (),
         )
+        check_release(node, release, config=effective.config)
         answer = check(node, effective.config)
     except KubeletConfigInvalidError as err:
         answer = Preflight(False, "; ".join(err.errors), list(err.errors))
+        answer.notes.append("The kubelet refuses the configuration itself: fix it first.")
+    except ConfigError as err:
+        answer = Preflight(False, str(err), [str(err)])
         answer.notes.append("The kubelet refuses the configuration itself: fix it first.")
     if output == "json":
         emit_json(answer.to_json())

@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from cpumanager.cli.node_common import live_options, load_node, printable
+from cpumanager.cli.node_versions import check_release, kubelet_version_option, node_release
 from cpumanager.cli.options import emit_json, output_option
 
 __all__ = ["show"]
@@ -64,15 +65,17 @@ def _numa(entry: dict[str, Any]) -> list[str]:
 @click.command("show")
 @click.argument("snapshot", required=False, type=click.Path(path_type=Path, dir_okay=False))
 @live_options
+@kubelet_version_option
 @output_option
 def show(
     *, snapshot: Path | None, live: bool, root: Path, kubelet_root: Path, pods: Path | None,
-    output: str,
+    kubelet_version: str | None, output: str,
 ) -> None:  # fmt: skip
     """SNAPSHOT: reserved, shared and exclusive CPUs per NUMA node and who holds them."""
     from cpumanager.nodeanswers.show import node_picture
 
     node = load_node(snapshot, live=live, root=root, kubelet_root=kubelet_root, pods=pods)
+    check_release(node, node_release(node, kubelet_version))
     picture = node_picture(node)
     if output == "json":
         emit_json(picture)

@@ -1,5 +1,10 @@
 """``node preflight --to-kubelet``: the node's checkpoints and configuration under another
-kubelet release (``nodeview/version_preflight.py``): as is, convert, drain or refuse."""
+kubelet release (``nodeview/version_preflight.py``): as is, convert, drain or refuse.
+
+``--kubelet-version`` on the node commands that decide (whatif, preflight, show, nrt) picks
+the release whose rules apply, as ``simulate --kubelet-version`` does: given, else the
+snapshot's recorded ``kubeletVersion``, else the newest release. A release that would not
+start on the node (an option, gate or checkpoint it refuses) is a one-line error."""
 
 from __future__ import annotations
 
@@ -7,12 +12,47 @@ import click
 
 from cpumanager.cli.node_common import printable
 from cpumanager.cli.options import emit_json
+from cpumanager.core import versions
 from cpumanager.core.versions import parse_release
 from cpumanager.formats.kubelet_config import KubeletConfig
 from cpumanager.nodeview.snapshot import NodeSnapshot
 from cpumanager.nodeview.version_preflight import preflight_to_release
 
-__all__ = ["to_release"]
+__all__ = ["check_release", "kubelet_version_option", "node_release", "to_release"]
+
+kubelet_version_option = click.option(
+    "--kubelet-version",
+    "kubelet_version",
+    default=None,
+    metavar="1.N",
+    help="The kubelet release whose rules apply (default: the snapshot's, else the newest).",
+)
+
+
+def node_release(node: NodeSnapshot, version: str | None) -> versions.Release:
+    """The release asked for, else the one the snapshot recorded, else the newest."""
+    if version is not None:
+        return parse_release(version)
+    recorded = getattr(node, "kubelet_version", None)
+    return parse_release(recorded) if recorded else versions.NEWEST
+
+
+def check_release(
+    node: NodeSnapshot, release: versions.Release, *, config: KubeletConfig | None = None
+) -> None:
+    """Raise a one-line ConfigError when kubelet ``release`` would not start on the node."""
+    from cpumanager.errors import ConfigError
+
+    result = preflight_to_release(node, release, config=config)
+    refusals = [f.text for f in result.findings if f.verdict == "refuse"]
+    if refusals:
+        name = f"{release[0]}.{release[1]}"
+        msg = (
+            f"kubelet {name} would not start on this node: {'; '.join(refusals)}; "
+            f"see 'cpumanager node preflight --to-kubelet {name}'"
+        )
+        raise ConfigError(msg)
+
 
 _HEADLINE = {
     "as-is": "safe: kubelet {name} reads every file and keeps every assignment",
@@ -23,11 +63,16 @@ _HEADLINE = {
 
 
 def to_release(
-    node: NodeSnapshot, version: str, *, config: KubeletConfig | None, output: str
+    node: NodeSnapshot,
+    version: str,
+    *,
+    config: KubeletConfig | None,
+    output: str,
+    from_release: versions.Release | None = None,
 ) -> int:
     """Print the verdict; the exit code (0 only when nothing needs doing)."""
     release = parse_release(version)
-    result = preflight_to_release(node, release, config=config)
+    result = preflight_to_release(node, release, config=config, from_release=from_release)
     name = f"{release[0]}.{release[1]}"
     if output == "json":
         emit_json(

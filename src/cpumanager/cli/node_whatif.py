@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 
 from cpumanager.cli.node_common import live_options, load_node, printable
+from cpumanager.cli.node_versions import check_release, kubelet_version_option, node_release
 from cpumanager.cli.options import emit_json, output_option
 
 __all__ = ["whatif"]
@@ -57,6 +58,7 @@ def _wrap(text: str, indent: str) -> list[str]:
     metavar="POD CONTAINER cpu=N[,memory=Q]",
     help="Resize a running pod's container in place first (repeatable).",
 )
+@kubelet_version_option
 @output_option
 @click.pass_context
 def whatif(
@@ -69,6 +71,7 @@ def whatif(
     pods: Path | None,
     explain: bool,
     resizes: tuple[tuple[str, str, str], ...],
+    kubelet_version: str | None,
     output: str,
 ) -> None:
     """SNAPSHOT POD.yaml...: would the kubelet admit these pods on this node, and why?"""
@@ -82,9 +85,10 @@ def whatif(
         raise click.UsageError(msg)
     requests = [ResizeRequest(p, c, _resources(r)) for p, c, r in resizes]
     node = load_node(snapshot_path, live=live, root=root, kubelet_root=kubelet_root, pods=pods)
-    answer = what_if(
-        node, load_pods(pod_files) if pod_files else [], explain=explain, resizes=requests
-    )
+    release = node_release(node, kubelet_version)
+    check_release(node, release)
+    new_pods = load_pods(pod_files) if pod_files else []
+    answer = what_if(node, new_pods, explain=explain, resizes=requests, release=release)
     if output == "json":
         emit_json(answer.report)
     else:
