@@ -52,6 +52,12 @@ from cpumanager.formats.kubelet_config import EffectiveConfig, KubeletConfig
 from cpumanager.formats.kubelet_config.launch import split_command_line
 from cpumanager.formats.machine_format import topology_to_dict
 from cpumanager.nodeview.checkpoints import checkpoint_view
+from cpumanager.nodeview.node_info import (
+    checked_version,
+    kubelet_version_of,
+    version_among,
+    version_in_pod_list,
+)
 from cpumanager.nodeview.podresources import PodResourcesAnswers
 from cpumanager.nodeview.pods import NodePod, reduce_pod_list
 from cpumanager.nodeview.snapshot import (
@@ -100,6 +106,8 @@ class CollectOptions:
     node_name: str | None = None
     socket: Path | None = None
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+    kubelet_version: str | None = None
+    node_object: Path | None = None
 
 
 def _clip(text: str) -> str:
@@ -332,13 +340,15 @@ def _pod_resources(options: CollectOptions) -> tuple[PodResourcesAnswers | None,
     return answers, Source("podResources", status, str(path), _clip("; ".join(failed)))
 
 
-def _pods(options: CollectOptions) -> tuple[str | None, tuple[NodePod, ...] | None, Source]:
+def _pods(
+    options: CollectOptions,
+) -> tuple[str | None, tuple[NodePod, ...] | None, Source, str | None]:
     if options.pods is None:
         reason = (
             "no --pods FILE given ('kubectl get pods -A --field-selector spec.nodeName=NODE "
             "-o json' or the kubelet's /pods)"
         )
-        return options.node_name, None, Source("pods", "not-given", "", reason)
+        return options.node_name, None, Source("pods", "not-given", "", reason), None
     data = _read_given_file(options.pods, "--pods file")
     try:
         doc = json.loads(data)
@@ -348,8 +358,27 @@ def _pods(options: CollectOptions) -> tuple[str | None, tuple[NodePod, ...] | No
     except RecursionError as err:
         msg = f"--pods file {str(options.pods)!r} is nested too deeply"
         raise InputError(msg) from err
+    doc, nodes = version_in_pod_list(doc)
     node_name, pods = reduce_pod_list(doc, node_name=options.node_name)
-    return node_name, pods, Source("pods", "ok", str(options.pods), f"{len(pods)} pods")
+    version = version_among(nodes, node_name, f"--pods file {str(options.pods)!r}")
+    source = Source("pods", "ok", str(options.pods), f"{len(pods)} pods")
+    return node_name, pods, source, version
+
+
+def _kubelet_version(options: CollectOptions, node_name: str, from_pods: str | None) -> str | None:
+    """``--kubelet-version``, else the ``--node-object`` file's, else the pod list's."""
+    if options.kubelet_version is not None:
+        return checked_version(options.kubelet_version, "--kubelet-version")
+    if options.node_object is not None:
+        where = f"--node-object file {str(options.node_object)!r}"
+        data = _read_given_file(options.node_object, "--node-object file")
+        try:
+            doc = json.loads(data)
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
+            msg = f"{where} is not JSON; save 'kubectl get node NAME -o json'"
+            raise InputError(msg) from err
+        return kubelet_version_of(doc, node_name=node_name or None, where=where)
+    return from_pods
 
 
 def _hostname(root: Path) -> str:
@@ -364,13 +393,14 @@ def collect_snapshot(
     options: CollectOptions, *, now: Callable[[], datetime] = lambda: datetime.now(UTC)
 ) -> NodeSnapshot:
     """Read every source; InputError only for files named in ``options`` that are unusable."""
-    node_name, pods, pods_source = _pods(options)
+    node_name, pods, pods_source, pods_version = _pods(options)
     config, config_source = _configuration(options)
     machine, machine_source = _machine(options.root)
     checkpoints, checkpoint_sources = _checkpoints(options.kubelet_root)
     answers, answers_source = _pod_resources(options)
+    node_name = node_name or _hostname(options.root)
     return NodeSnapshot(
-        node_name=node_name or _hostname(options.root),
+        node_name=node_name,
         collected_at=now().strftime("%Y-%m-%dT%H:%M:%SZ"),
         tool=f"cpumanager {__version__}",
         root=str(options.root),
@@ -382,6 +412,7 @@ def collect_snapshot(
         pod_resources=answers,
         pods=pods,
         sources=(machine_source, config_source, *checkpoint_sources, answers_source, pods_source),
+        kubelet_version=_kubelet_version(options, node_name, pods_version),
     )
 
 

@@ -86,6 +86,20 @@ def _printable(text: str) -> str:
     help="The PodResources socket (default: <kubelet-root>/pod-resources/kubelet.sock).",
 )
 @click.option(
+    "--kubelet-version",
+    "kubelet_version",
+    default=None,
+    metavar="VERSION",
+    help="The node's kubelet release (e.g. v1.33.2), recorded as kubeletVersion.",
+)
+@click.option(
+    "--node-object",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="'kubectl get node NAME -o json': kubeletVersion from status.nodeInfo.",
+)
+@click.option(
     "--timeout",
     type=click.FloatRange(min=0.01, max=300),
     default=10.0,
@@ -113,6 +127,8 @@ def snapshot(
     flags: str,
     node_name: str | None,
     socket: Path | None,
+    kubelet_version: str | None,
+    node_object: Path | None,
     timeout: float,
     output: Path,
 ) -> None:
@@ -133,6 +149,8 @@ def snapshot(
         node_name=node_name,
         socket=socket,
         timeout_seconds=timeout,
+        kubelet_version=kubelet_version,
+        node_object=node_object,
     )
     taken = collect_snapshot(options)
     for source in taken.sources:

@@ -17,6 +17,9 @@ Written by ``cpumanager node snapshot`` (collection: ``adapters/node_collect.py`
   ``decoded`` (a readable view, or null) and ``problem`` (why it does not decode/verify);
 * ``podResources``: the PodResources API's answers (``nodeview/podresources.py``);
 * ``pods``: the node's pods reduced to what admission reads (``nodeview/pods.py``);
+* ``kubeletVersion``: the node's kubelet release (``v1.33.2``) when known (``node snapshot
+  --kubelet-version``, ``--node-object``, or a Node in the pod list), else null; optional:
+  a file without the key (older cpumanager) reads as null;
 * ``sources``: every source with ``status`` (ok, missing, unreadable, invalid, partial,
   not-given) and a one-line ``reason``. A missing source never stops a snapshot.
 
@@ -36,10 +39,11 @@ from typing import Any
 from cpumanager.core.ids import ContainerID, ContainerName, PodUID
 from cpumanager.core.topology import CPUTopology
 from cpumanager.core.workload import Pod
-from cpumanager.errors import ConfigError, MachineError, SnapshotError, WorkloadError
+from cpumanager.errors import ConfigError, InputError, MachineError, SnapshotError, WorkloadError
 from cpumanager.formats.kubelet_config import KubeletConfig
 from cpumanager.formats.machine_format import topology_from_dict
 from cpumanager.nodeview._fields import fail, get_int, get_list, get_map, get_str, obj
+from cpumanager.nodeview.node_info import checked_version
 from cpumanager.nodeview.podresources import (
     PodResourcesAnswers,
     answers_from_dict,
@@ -128,6 +132,7 @@ class NodeSnapshot:
     schema_version: int = SCHEMA_VERSION
     # NUMA node -> {"hugepages-2Mi": total bytes}: the pools the memory manager splits
     hugepages: Mapping[int, Mapping[str, int]] = field(default_factory=dict)
+    kubelet_version: str | None = None  # the node's kubelet release, when known
 
     def topology(self) -> CPUTopology:
         """The machine as a CPUTopology; SnapshotError when the snapshot has none."""
@@ -192,6 +197,7 @@ def snapshot_to_dict(snapshot: NodeSnapshot) -> dict[str, object]:
         "tool": snapshot.tool,
         "collectedAt": snapshot.collected_at,
         "nodeName": snapshot.node_name,
+        "kubeletVersion": snapshot.kubelet_version,
         "root": snapshot.root,
         "kubeletRoot": snapshot.kubelet_root,
         "machine": None if snapshot.machine is None else dict(snapshot.machine),
@@ -315,6 +321,15 @@ def _pods(raw: object) -> tuple[NodePod, ...] | None:
         fail("pods", err.message)
 
 
+def _kubelet_version(raw: object) -> str | None:
+    if raw is None:
+        return None
+    try:
+        return checked_version(raw, "kubeletVersion")
+    except InputError as err:
+        fail("kubeletVersion", err.message)
+
+
 def snapshot_from_json(data: bytes, *, source: str = "snapshot") -> NodeSnapshot:
     """Read a snapshot file's bytes; SnapshotError (one line) when it is not one we can use."""
     if len(data) > MAX_SNAPSHOT_BYTES:
@@ -369,4 +384,5 @@ def snapshot_from_json(data: bytes, *, source: str = "snapshot") -> NodeSnapshot
         sources=_sources(tree),
         schema_version=version,
         hugepages=_hugepages(tree),
+        kubelet_version=_kubelet_version(tree.get("kubeletVersion")),
     )
