@@ -388,3 +388,14 @@ def test_document_level_errors(docs: list[object], message: str) -> None:
     with pytest.raises(WorkloadError) as caught:
         pods_from_documents(docs)
     assert caught.value.message.startswith(message), caught.value.message
+
+
+def test_overhead_is_parsed_and_checked() -> None:
+    body = pod("kata", ctr(limits=G))
+    body["spec"]["overhead"] = {"cpu": "250m", "memory": "120Mi"}
+    parsed = pod_from_manifest(body)
+    assert parsed.overhead == {"cpu": Fraction(1, 4), "memory": Fraction(120 * 2**20)}
+    assert pod_from_manifest(pod("plain", ctr(limits=G))).overhead == {}
+    body["spec"]["overhead"] = {"cpu": "lots"}
+    with pytest.raises(WorkloadError, match=r"spec\.overhead\.cpu"):
+        pod_from_manifest(body)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from fractions import Fraction
 
 import pytest
 
@@ -176,3 +177,24 @@ def test_resize_of_an_unknown_pod_or_container_is_an_input_error() -> None:
         what_if(node, [], resizes=[ResizeRequest("nope", "x", {"cpu": Fraction(1)})])
     with pytest.raises(InputError, match="no container 'x'"):
         what_if(node, [], resizes=[ResizeRequest("prod/db-0", "x", {"cpu": Fraction(1)})])
+
+
+def test_pod_overhead_counts_in_the_fit_predicate() -> None:
+    # PodRequests adds spec.overhead (from the RuntimeClass) after the containers: 7000m of
+    # containers fit the 7050m left (14000 - 6950), 7000m + 100m of overhead does not.
+    fits = pod("vm", "7", limits=False)
+    assert what_if(fixture_snapshot("kubeadm"), [fits]).verdicts[0].admitted
+    heavy = replace(fits, overhead={"cpu": Fraction(1, 10), "memory": Fraction(120 * MiB)})
+    assert pod_requests(heavy) == {"cpu": 7100, "memory": GiB + 120 * MiB}
+    verdict = what_if(fixture_snapshot("kubeadm"), [heavy]).verdicts[0]
+    assert verdict.reason == "OutOfcpu"
+    assert verdict.message == (
+        "Node didn't have enough resource: cpu, requested: 7100, used: 6950, capacity: 14000"
+    )
+
+
+def test_overhead_alone_is_a_request() -> None:
+    # A pod whose containers request nothing is still checked for its overhead.
+    empty = replace(pod("bare", "0", limits=False), overhead={"cpu": Fraction(8)})
+    assert pod_requests(empty)["cpu"] == 8000
+    assert what_if(fixture_snapshot("kubeadm"), [empty]).verdicts[0].reason == "OutOfcpu"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -153,3 +154,9 @@ def test_pod_count_is_bounded() -> None:
     doc = {"kind": "List", "items": [{}] * (MAX_PODS + 1)}
     with pytest.raises(WorkloadError, match="more than"):
         reduce_pod_list(doc, node_name=None)
+
+
+def test_overhead_survives_the_reduction() -> None:
+    raw = _pod("kata", overhead={"cpu": "250m", "memory": "120Mi"}, runtimeClassName="kata")
+    _node, pods = reduce_pod_list({"kind": "PodList", "items": [raw]}, node_name=None)
+    assert pods[0].pod.overhead == {"cpu": Fraction(1, 4), "memory": 120 * 2**20}

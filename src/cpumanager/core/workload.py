@@ -88,7 +88,9 @@ class Pod:
 
     ``resources_given`` records that ``spec.resources`` is present at all: the kubelet's
     QoS reads pod-level values whenever the field is non-nil, even when it is empty. It is
-    forced on when any pod-level request or limit is given.
+    forced on when any pod-level request or limit is given. ``overhead`` is ``spec.overhead``
+    (set from the RuntimeClass at admission): the fit predicate adds it to the pod's
+    requests; QoS and the resource managers never read it.
     """
 
     uid: PodUID
@@ -99,10 +101,12 @@ class Pod:
     requests: Mapping[str, Fraction] = field(default_factory=lambda: MappingProxyType({}))
     limits: Mapping[str, Fraction] = field(default_factory=lambda: MappingProxyType({}))
     resources_given: bool = False
+    overhead: Mapping[str, Fraction] = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "requests", _frozen(self.requests))
         object.__setattr__(self, "limits", _frozen(self.limits))
+        object.__setattr__(self, "overhead", _frozen(self.overhead))
         if self.requests or self.limits:
             object.__setattr__(self, "resources_given", True)
 

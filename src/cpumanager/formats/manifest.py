@@ -161,6 +161,7 @@ def _pod(body: Mapping[str, object], prefix: str) -> Pod:
         namespace=namespace,
         init_containers=tuple(c for _, c in inits),
         containers=tuple(c for _, c in apps),
+        overhead=_resource_list(spec.get("overhead"), f"{prefix}spec.overhead"),
     )
     raw_resources = spec.get("resources")
     if raw_resources is None:

@@ -10,8 +10,9 @@ resource: <name>, requested: N, used: N, capacity: N`` (capacity is the node's a
 Node allocatable is capacity minus ``kubeReserved``, ``systemReserved`` and, for memory, the
 ``memory.available`` hard eviction threshold (a quantity or a percentage of capacity);
 memory also loses the hugepage pools (the kubelet's node status does the same). A pod's
-request is the effective pod request (containers summed, init peak; pod overhead is not
-modelled). Extended resources are checked in name order (the scheduler walks a Go map).
+request is the effective pod request (containers summed, init peak, pod-level requests
+for cpu and memory where given) plus the pod's ``spec.overhead``. Extended resources are
+checked in name order (the scheduler walks a Go map).
 """
 
 from __future__ import annotations
@@ -70,12 +71,14 @@ def _amount(resource: str, value: Fraction) -> int:
 
 
 def pod_requests(pod: Pod) -> dict[str, int]:
-    """The effective pod request per resource (PodRequests: containers, init peak, and the
-    pod-level requests where given for cpu and memory)."""
+    """The effective pod request per resource (PodRequests: containers, init peak, the
+    pod-level requests where given for cpu and memory, then the pod overhead added)."""
     total = aggregate_container_requests(pod)
     for name in ("cpu", "memory"):
         if name in pod.requests:
             total[name] = pod.requests[name]
+    for name, amount in pod.overhead.items():
+        total[name] = total.get(name, Fraction(0)) + amount
     return {name: _amount(name, value) for name, value in total.items()}
 
 
