@@ -75,6 +75,19 @@ def kubeadm_config(*, policy: str, reserved: str | None, topology: str | None) -
     )
 
 
+def with_static_memory(config: str) -> str:
+    """The kubeadm text plus the Static memory manager: reservedMemory must add up to
+    systemReserved memory (1Gi) + the default hard eviction threshold (100Mi)."""
+    config = config.replace("memorySwap:", "memoryManagerPolicy: Static\nmemorySwap:").replace(
+        "resolvConf:",
+        "reservedMemory:\n- limits:\n    memory: 1Gi\n  numaNode: 0\n"
+        "- limits:\n    memory: 100Mi\n  numaNode: 1\nresolvConf:",
+    )
+    return config.replace(
+        "syncFrequency: 0s\n", "syncFrequency: 0s\nsystemReserved:\n  memory: 1Gi\n"
+    )
+
+
 # --- pods ------------------------------------------------------------------------------
 
 
@@ -234,6 +247,11 @@ GPU_PODS = [
         qos="Guaranteed",
     ),
     PodSpec("ml", "notebook", [("jupyter", burstable("500m", "1Gi"))]),
+]
+MEMORY_PODS = [
+    PodSpec("db", "pg-0", [("postgres", guaranteed("4", "40Gi"))], qos="Guaranteed"),
+    PodSpec("db", "pg-1", [("postgres", guaranteed("2", "48Gi"))], qos="Guaranteed"),
+    PodSpec("web", "front", [("nginx", burstable("500m", "1Gi"))]),
 ]
 GPUS = (
     Device("GPU-0", (0,)),

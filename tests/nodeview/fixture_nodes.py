@@ -20,6 +20,9 @@ Nodes:
 * ``gpu``: four GPUs, two on each NUMA node, a GPU pod on each node.
 * ``corrupt-checkpoint``: the kubeadm node with one digit of the checksum changed.
 * ``no-socket``: a healthy none-policy node whose pod-resources socket is missing.
+* ``memory-static``: the kubeadm node with the Static memory manager (reservedMemory 1Gi on
+  NUMA 0 and 100Mi on NUMA 1); two Guaranteed databases hold 40Gi of NUMA 0 and 48Gi of
+  NUMA 1, so its memory checkpoint has a machine state and blocks.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
+import yaml
+
 from cpumanager.adapters.memory_store import InMemoryStore
 from cpumanager.adapters.podresources.server import serve
 from cpumanager.adapters.sysfs import SysfsReader
@@ -43,7 +48,13 @@ from cpumanager.checkpoint.device import (
     encode_device,
 )
 from cpumanager.checkpoint.device import with_fresh_checksum as device_checksum
-from cpumanager.checkpoint.memory import MemoryManagerCheckpoint, encode_memory
+from cpumanager.checkpoint.memory import (
+    Block,
+    MemoryManagerCheckpoint,
+    MemoryTable,
+    NUMANodeState,
+    encode_memory,
+)
 from cpumanager.checkpoint.memory import with_fresh_checksum as memory_checksum
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.devices import Device
@@ -51,6 +62,7 @@ from cpumanager.core.ids import ContainerKey, ContainerName, PodUID
 from cpumanager.core.topology import CPUTopology
 from cpumanager.core.workload import Pod
 from cpumanager.formats.kubelet_config import KubeletConfig
+from cpumanager.formats.kubelet_config.decode import load_config
 from cpumanager.formats.manifest import pod_from_manifest
 from cpumanager.manager.node import Node, NodeResources
 from cpumanager.nodeview.podresources import (
@@ -68,9 +80,11 @@ from tests.nodeview.fixture_content import (
     GPU_PODS,
     GPUS,
     KUBEADM_PODS,
+    MEMORY_PODS,
     PodSpec,
     kubeadm_config,
     pod_manifest,
+    with_static_memory,
 )
 
 NODES_DIR = Path(__file__).resolve().parent.parent / "data" / "nodes"
@@ -169,10 +183,33 @@ def _answers(node: Node, pods: list[tuple[PodSpec, dict[str, object]]]) -> PodRe
     )
 
 
-def _memory_checkpoint() -> bytes:
-    """What a kubelet with memoryManagerPolicy None writes (no machine state, no entries)."""
-    empty = MemoryManagerCheckpoint(policy_name="None", machine_state={}, entries={})
-    return encode_memory(memory_checksum(empty))
+def _memory_checkpoint(node: Node) -> bytes:
+    """What the node's memory manager writes: with memoryManagerPolicy None no machine state
+    and no entries; with Static its machine state and every container's blocks."""
+    state = node.snapshot().memory
+    if state is None:
+        empty = MemoryManagerCheckpoint(policy_name="None", machine_state={}, entries={})
+        return encode_memory(memory_checksum(empty))
+    machine: dict[int, NUMANodeState | None] = {
+        numa: NUMANodeState(
+            held.assignments,
+            {
+                name: MemoryTable(t.total, t.system_reserved, t.allocatable, t.reserved, t.free)
+                for name, t in held.tables.items()
+            },
+            held.cells,
+        )
+        for numa, held in state.nodes.items()
+    }
+    entries: dict[str, dict[str, tuple[Block, ...] | None] | None] = {}
+    for key, blocks in state.blocks.items():
+        per_pod = entries.setdefault(str(key.pod_uid), {})
+        assert per_pod is not None
+        per_pod[str(key.container_name)] = tuple(
+            Block(b.numa_affinity, b.resource, b.size) for b in blocks
+        )
+    full = MemoryManagerCheckpoint(policy_name="Static", machine_state=machine, entries=entries)
+    return encode_memory(memory_checksum(full))
 
 
 def _alloc_resp(ids: list[str]) -> bytes:
@@ -260,7 +297,7 @@ def build_node(spec: NodeSpec, dest: Path) -> None:
         active.append(pod)
     assert store.data is not None
     data = store.data
-    (kubelet_dir / "memory_manager_state").write_bytes(_memory_checkpoint())
+    (kubelet_dir / "memory_manager_state").write_bytes(_memory_checkpoint(node))
     (kubelet_dir / "device-plugins").mkdir()
     device_path = kubelet_dir / "device-plugins/kubelet_internal_checkpoint"
     device_path.write_bytes(_device_checkpoint(node))
@@ -313,6 +350,13 @@ def node_specs() -> list[NodeSpec]:
         ),
         NodeSpec(
             "corrupt-checkpoint", "corrupt-node-1", static_text, _static(), fresh(), corrupt=True
+        ),
+        NodeSpec(
+            "memory-static",
+            "memory-node-1",
+            with_static_memory(static_text),
+            load_config(yaml.safe_load(with_static_memory(static_text))),
+            [PodSpec(**vars(p)) for p in MEMORY_PODS],
         ),
         NodeSpec(
             "no-socket",
