@@ -1,10 +1,26 @@
-"""Cheap node snapshots and scheduler-shaped pods for the extender's tests and bench."""
+"""Cheap node snapshots and scheduler-shaped pods for the extender's tests and bench.
+
+:func:`busy_snapshot` is a node that already runs pods: random pods are admitted by the
+project's own what-if on the empty node, and the snapshot records the admitted ones (as the
+kubelet's pod list, with running containers) and the CPU manager checkpoint they leave.
+"""
 
 from __future__ import annotations
 
+import random
+from dataclasses import replace
 from typing import Any
 
-from cpumanager.nodeview.snapshot import ConfigView, NodeSnapshot, Source, snapshot_to_dict
+from cpumanager.formats.manifest import pod_from_manifest
+from cpumanager.nodeanswers.whatif import what_if
+from cpumanager.nodeview.pods import node_pods_from_reduced
+from cpumanager.nodeview.snapshot import (
+    CheckpointFile,
+    ConfigView,
+    NodeSnapshot,
+    Source,
+    snapshot_to_dict,
+)
 
 
 def machine(
@@ -45,8 +61,10 @@ def make_snapshot(
     reserved: str = "0",
     topology_policy: str = "single-numa-node",
     options: dict[str, str] | None = None,
+    config: dict[str, Any] | None = None,
 ) -> NodeSnapshot:
-    """A node with the static CPU manager, the given topology manager policy, no pods."""
+    """A node with the static CPU manager, the given topology manager policy, no pods;
+    ``config`` adds or replaces KubeletConfiguration fields."""
     values: dict[str, Any] = {
         "cpuManagerPolicy": "static",
         "reservedSystemCPUs": reserved,
@@ -54,6 +72,7 @@ def make_snapshot(
     }
     if options:
         values["cpuManagerPolicyOptions"] = options
+    values.update(config or {})
     fields = {k: {"value": v, "from": "file"} for k, v in values.items()}
     return NodeSnapshot(
         node_name=name,
@@ -89,3 +108,49 @@ def pod_json(uid: str, cpu: str, memory: str = "1Gi", *, containers: int = 1) ->
             ]
         },
     }
+
+
+RUNNING_CPU = ("1", "1", "2", "2", "3", "4", "6", "250m", "500m", "1500m")
+
+
+def running_pod(uid: str, cpu: str, memory: str, node: str, *, containers: int = 1) -> dict:
+    """A reduced manifest of a Running pod (pod_json's shape with status and nodeName)."""
+    doc = pod_json(uid, cpu, memory, containers=containers)
+    doc["spec"]["nodeName"] = node
+    doc["status"] = {
+        "phase": "Running",
+        "containerStatuses": [
+            {
+                "name": c["name"],
+                "containerID": f"containerd://{uid}-{c['name']}",
+                "state": "running",
+            }
+            for c in doc["spec"]["containers"]
+        ],
+    }
+    return {"apiVersion": "v1", "kind": "Pod", **doc}
+
+
+def busy_snapshot(name: str, rng: random.Random, *, pods: int, **shape: Any) -> NodeSnapshot:
+    """``make_snapshot(name, **shape)`` running up to ``pods`` random pods (those the node
+    admits), with the checkpoint their admissions wrote."""
+    empty = make_snapshot(name, **shape)
+    wanted = [
+        running_pod(
+            f"{name}-p{i}",
+            rng.choice(RUNNING_CPU),
+            rng.choice(("256Mi", "1Gi", "2Gi")),
+            name,
+            containers=rng.choice((1, 1, 1, 2)),
+        )
+        for i in range(pods)
+    ]
+    answer = what_if(empty, [pod_from_manifest(doc) for doc in wanted])
+    kept = [doc for doc, v in zip(wanted, answer.verdicts, strict=True) if v.admitted]
+    data = answer.report["checkpoint"].encode()
+    path = "/var/lib/kubelet/cpu_manager_state"
+    return replace(
+        empty,
+        checkpoints={"cpu_manager_state": CheckpointFile("cpu_manager_state", path, data, None)},
+        pods=node_pods_from_reduced(kept),
+    )

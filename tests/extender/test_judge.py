@@ -1,44 +1,14 @@
-"""The verdict function: the what-if's answer, and the CPU-headroom summary never ruling out
-a node the exact check accepts."""
+"""The verdict function: the what-if's answer with the kubelet's reason, and the score."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from cpumanager.extender.judge import admits, cpu_headroom, pod_cpu_millis, score
+from cpumanager.extender.judge import admits, score
 from cpumanager.formats.manifest import pod_from_manifest
 from tests.extender.nodes import make_snapshot, pod_json
 
 
 def as_pod(doc: dict):
     return pod_from_manifest({"kind": "Pod", "apiVersion": "v1", **doc})
-
-
-CPU = st.sampled_from(["100m", "500m", "1", "2", "3", "4", "5", "7", "8", "12"])
-
-
-@settings(max_examples=40, deadline=None)
-@given(
-    cores=st.integers(1, 4),
-    numa=st.integers(1, 2),
-    threads=st.integers(1, 2),
-    policy=st.sampled_from(["none", "best-effort", "restricted", "single-numa-node"]),
-    earlier=st.lists(CPU, max_size=4),
-    wanted=CPU,
-)
-def test_headroom_never_rules_out_an_admitting_node(cores, numa, threads, policy, earlier, wanted):
-    snapshot = make_snapshot(
-        "n", numa_per_socket=numa, cores_per_numa=cores, threads=threads, topology_policy=policy
-    )
-    assumed = [as_pod(pod_json(f"e{i}", cpu)) for i, cpu in enumerate(earlier)]
-    pod = as_pod(pod_json("p", wanted))
-    headroom = cpu_headroom(snapshot)
-    verdict = admits(snapshot, pod, assumed=assumed)
-    assert headroom is not None
-    if pod_cpu_millis(pod) > headroom:
-        assert not verdict.admitted
-        assert verdict.reason  # the exact check names why
 
 
 def test_rejections_carry_the_kubelets_reason_and_why() -> None:

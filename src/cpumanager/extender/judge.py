@@ -6,32 +6,44 @@ extender has already approved for the node (assumed) admitted first, then the po
 the resource managers' admit handler and the resource-fit predicate. The verdict carries
 the kubelet's reason and message and the what-if's explanation.
 
+:func:`judge` gives the same verdict from a node restored once per push (``prepared.py``):
+a copy started from the restored values admits the same pods with the same function
+(``nodeanswers.whatif.admit_pods``), without building the what-if's report. A property
+test checks that both agree.
+
 :func:`score` (prioritize) is documented in docs/extender.md: 5 points for NUMA alignment
 (5 divided by the number of NUMA nodes the pod's exclusive CPUs span; 5 for a shared-pool
 pod), plus 5 times the share of the free CPUs left in the NUMA node with the most of them
 (free CPUs kept together leave room for the next large pod), rounded.
 
-:func:`cpu_headroom` is the precomputed summary that may rule a node out before the exact
-check: the fit predicate refuses any pod whose CPU request exceeds the node's allocatable
-CPU minus the active pods' requests, with the same allocatable and requests the exact check
-uses, so it never rules out a node the exact check accepts (a property test checks it).
-It is computed once per pushed snapshot.
+:func:`ruled_out` words a refusal by the node's summary (``summary.py``): the rules that
+may refuse a pod before its exact admission, never refusing one the exact check admits.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.topology import CPUTopology
 from cpumanager.core.workload import Pod
 from cpumanager.errors import CpuManagerError
-from cpumanager.nodeanswers.fit import node_allocatable, pod_requests
-from cpumanager.nodeanswers.whatif import what_if
+from cpumanager.extender.prepared import PreparedNode
+from cpumanager.extender.summary import RuleOut
+from cpumanager.nodeanswers.fit import pod_requests
+from cpumanager.nodeanswers.whatif import PodVerdict, admit_pods, exclusive_cpus, what_if
 from cpumanager.nodeview.snapshot import NodeSnapshot
 
-__all__ = ["Verdict", "admits", "cpu_headroom", "pod_cpu_millis", "score"]
+__all__ = [
+    "Verdict",
+    "admits",
+    "judge",
+    "not_restorable",
+    "pod_cpu_millis",
+    "ruled_out",
+    "score",
+]
 
 NOT_RESTORABLE = "NodeNotRestorable"
 
@@ -50,6 +62,14 @@ class Verdict:
     why: tuple[str, ...] = ()
     unresolvable: bool = False
     score: int = 0
+    names_pod: bool = False  # why[0] is the admission's sentence naming the pod
+
+    def about(self, sentence: str) -> Verdict:
+        """This verdict for another pod of the same spec: the same, with the sentence that
+        names the pod (``whatif.pod_sentence``) being that pod's."""
+        if not self.names_pod or not self.why or self.why[0] == sentence:
+            return self
+        return replace(self, why=(sentence, *self.why[1:]))
 
     def explanation(self) -> str:
         """One line for FailedNodes: the kubelet's reason and message, then why."""
@@ -63,18 +83,14 @@ def pod_cpu_millis(pod: Pod) -> int:
     return pod_requests(pod).get("cpu", 0)
 
 
-def cpu_headroom(snapshot: NodeSnapshot) -> int | None:
-    """Allocatable CPU millicores left after the active pods' requests (None when the
-    snapshot cannot say: no machine or an invalid configuration). Assumed pods are not
-    counted: one the exact check would refuse takes nothing (found by the property test)."""
-    try:
-        topology = snapshot.topology()
-        kubelet = snapshot.kubelet_config()
-    except CpuManagerError:
-        return None
-    allocatable = node_allocatable(topology, kubelet, hugepages={}, devices=None)
-    used = sum(pod_cpu_millis(p) for p in snapshot.active_pods())
-    return allocatable.allocatable.get("cpu", 0) - used
+def ruled_out(refused: RuleOut) -> Verdict:
+    """The verdict of a node the summary rules out before its exact admission."""
+    return Verdict(
+        False,
+        refused.reason,
+        refused.message,
+        (f"ruled out before admission by the node's {refused.rule}",),
+    )
 
 
 def score(topology: CPUTopology, free: CPUSet, exclusive: CPUSet) -> int:
@@ -89,6 +105,24 @@ def score(topology: CPUTopology, free: CPUSet, exclusive: CPUSet) -> int:
     return round(alignment + together)
 
 
+def not_restorable(exc: CpuManagerError) -> Verdict:
+    """The verdict on a node whose kubelet would not start its managers on its state."""
+    return Verdict(
+        False,
+        NOT_RESTORABLE,
+        str(exc),
+        ("the kubelet would not start its managers on this node's state",),
+        unresolvable=True,
+    )
+
+
+def _rejection(verdict: PodVerdict, assumed: int) -> Verdict:
+    why = [*verdict.why]
+    if assumed:
+        why.append(f"(after {assumed} assumed pod(s))")
+    return Verdict(False, verdict.reason, verdict.message, tuple(why), names_pod=True)
+
+
 def admits(snapshot: NodeSnapshot, pod: Pod, *, assumed: Sequence[Pod] = ()) -> Verdict:
     """The node's kubelet's verdict on ``pod`` after the ``assumed`` pods (module docstring)."""
     try:
@@ -96,22 +130,26 @@ def admits(snapshot: NodeSnapshot, pod: Pod, *, assumed: Sequence[Pod] = ()) -> 
         topology = snapshot.topology()
         reserved = snapshot.kubelet_config().reserved_cpus or CPUSet()
     except CpuManagerError as exc:
-        return Verdict(
-            False,
-            NOT_RESTORABLE,
-            str(exc),
-            ("the kubelet would not start its managers on this node's state",),
-            unresolvable=True,
-        )
+        return not_restorable(exc)
     verdict = answer.verdicts[-1]
     if not verdict.admitted:
-        why = [*verdict.why]
-        if assumed:
-            why.append(f"(after {len(assumed)} assumed pod(s))")
-        return Verdict(False, verdict.reason, verdict.message, tuple(why))
+        return _rejection(verdict, len(assumed))
     exclusive = CPUSet()
     for entry in verdict.event.get("containers", {}).values():
         if entry.get("exclusive"):
             exclusive = exclusive | CPUSet.parse(entry["cpus"])
     free = CPUSet.parse(answer.report["final"]["default_cpuset"]) - reserved
     return Verdict(True, score=score(topology, free, exclusive))
+
+
+def judge(node: PreparedNode, pod: Pod, *, assumed: Sequence[Pod] = ()) -> Verdict:
+    """:func:`admits`' verdict, from the node restored once (module docstring)."""
+    try:
+        restored, verdicts = admit_pods(node.restored, [*assumed, pod], node.allocatable)
+    except CpuManagerError as exc:
+        return not_restorable(exc)
+    verdict = verdicts[-1]
+    if not verdict.admitted:
+        return _rejection(verdict, len(assumed))
+    free = restored.node.snapshot().cpu.default_cpuset - node.reserved
+    return Verdict(True, score=score(restored.topology, free, exclusive_cpus(restored, pod)))

@@ -16,6 +16,7 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 
 from prometheus_client import CollectorRegistry, Gauge, Histogram, generate_latest
 from prometheus_client import Counter as PromCounter
@@ -25,8 +26,8 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from cpumanager.core.gocompat import one_line
-from cpumanager.errors import InputError
-from cpumanager.extender.judge import Verdict, admits, pod_cpu_millis
+from cpumanager.errors import CpuManagerError, InputError
+from cpumanager.extender.judge import Verdict, judge, not_restorable, ruled_out
 from cpumanager.extender.protocol import (
     MAX_BODY_BYTES,
     ExtenderArgs,
@@ -35,6 +36,8 @@ from cpumanager.extender.protocol import (
     priority_list,
 )
 from cpumanager.extender.store import NodeStore, pod_shape, snapshot_digest
+from cpumanager.extender.summary import pod_facts, rule_out
+from cpumanager.nodeanswers.whatif import pod_sentence
 from cpumanager.nodeview.snapshot import snapshot_from_json
 
 __all__ = ["ExtenderConfig", "create_app"]
@@ -139,47 +142,51 @@ def create_app(config: ExtenderConfig, store: NodeStore | None = None) -> Starle
 
         return run
 
-    def node_verdict(args: ExtenderArgs, name: str, shape: str) -> Verdict:
-        entry = nodes.get(name)
-        if entry is None or nodes.clock() - entry.received > config.stale_after:
-            reason = "SnapshotMissing" if entry is None else "SnapshotStale"
-            passes = config.stale_policy == "pass"
-            return Verdict(
-                passes,
-                reason,
-                f"cpumanager has no {'fresh ' if entry else ''}snapshot of node {name}",
-                ("its agent has not pushed within the stale limit",),
-            )
-        if entry.snapshot.pods is None:
-            # Without the pod list the restore would release every pod's CPUs as stale.
-            return Verdict(
-                config.stale_policy == "pass",
-                "SnapshotWithoutPods",
-                f"the snapshot of node {name} has no pod list, so its CPUs cannot be checked",
-                ("give the agent --pods or --pods-from-apiserver",),
-            )
-        headroom = entry.headroom
-        needed = pod_cpu_millis(args.pod)
-        if headroom is not None and needed and needed > headroom:
-            return Verdict(
-                False,
-                "OutOfcpu",
-                f"Node didn't have enough resource: cpu, requested: {needed}, "
-                f"free: {max(headroom, 0)}",
-                ("the node's CPU headroom",),
-            )
-        return nodes.cached(
-            name,
-            entry,
-            shape,
-            lambda held: admits(
-                entry.snapshot, args.pod, assumed=[p for p in held if p.uid != args.pod.uid]
-            ),
-        )
-
     def decide(args: ExtenderArgs) -> dict[str, Verdict]:
+        """Every node's verdict (docs/extender.md, "How filtering is fast")."""
+        pod = args.pod
         shape = pod_shape(args.pod_spec)
-        return {name: node_verdict(args, name, shape) for name in args.node_names}
+        facts = pod_facts(pod)
+        sentence = pod_sentence(pod)
+        now = nodes.clock()
+        verdicts: dict[str, Verdict] = {}
+        for name in args.node_names:
+            entry = nodes.get(name)
+            if entry is None or now - entry.received > config.stale_after:
+                reason = "SnapshotMissing" if entry is None else "SnapshotStale"
+                verdicts[name] = Verdict(
+                    config.stale_policy == "pass",
+                    reason,
+                    f"cpumanager has no {'fresh ' if entry else ''}snapshot of node {name}",
+                    ("its agent has not pushed within the stale limit",),
+                )
+                continue
+            prepared = entry.prepared
+            if prepared is None:
+                # Without the pod list the restore would release every pod's CPUs as stale.
+                verdicts[name] = Verdict(
+                    config.stale_policy == "pass",
+                    "SnapshotWithoutPods",
+                    f"the snapshot of node {name} has no pod list, so its CPUs cannot be checked",
+                    ("give the agent --pods or --pods-from-apiserver",),
+                )
+                continue
+            if isinstance(prepared, CpuManagerError):
+                verdicts[name] = not_restorable(prepared)
+                continue
+            runs_here = pod.uid in prepared.held
+            refused = rule_out(prepared.summary, facts, runs_here=runs_here)
+            if refused is not None:
+                verdicts[name] = ruled_out(refused)
+                continue
+            held = [(p, s) for p, s in nodes.assumed_pods(entry) if p.uid != pod.uid]
+            own = runs_here or any(p.uid in prepared.held for p, _ in held)
+            where: tuple[object, ...] = (name, entry.generation) if own else (prepared.key,)
+            key = (*where, tuple((p.uid, s) for p, s in held), shape)
+            exact = partial(judge, prepared, pod, assumed=[p for p, _ in held])
+            verdict = nodes.cached(key, exact)
+            verdicts[name] = verdict.about(sentence)
+        return verdicts
 
     async def filter_verb(request: Request) -> Response:
         args = parse_args(await _body(request, config.max_body))
@@ -192,11 +199,10 @@ def create_app(config: ExtenderConfig, store: NodeStore | None = None) -> Starle
                 best = max(checked, key=lambda n: (verdicts[n].score, -passed.index(n)))
                 passed = [n for n in passed if n == best or not v_checked(verdicts[n])]
                 checked = [best]
+            shape = pod_shape(args.pod_spec)
             for name in checked:
-                if config.assume == "best":
-                    nodes.assume(name, args.pod, config.assume_ttl)
-                else:
-                    _assume_more(nodes, name, args, config.assume_ttl)
+                move = config.assume == "best"
+                nodes.assume(name, args.pod, shape, config.assume_ttl, move=move)
             metrics.assumed.set(nodes.assumed_count())
         failed: dict[str, str] = {}
         unresolvable: dict[str, str] = {}
@@ -205,11 +211,15 @@ def create_app(config: ExtenderConfig, store: NodeStore | None = None) -> Starle
         )
         for (result, reason), count in outcomes.items():
             metrics.outcomes.labels(result, reason).inc(count)
+        lines: dict[int, str] = {}  # nodes in one state share a verdict: explain it once
         for name, verdict in verdicts.items():
             if verdict.admitted:
                 continue
             target = unresolvable if verdict.unresolvable else failed
-            target[name] = one_line(verdict.explanation())
+            text = lines.get(id(verdict))
+            if text is None:
+                text = lines[id(verdict)] = one_line(verdict.explanation())
+            target[name] = text
         return JSONResponse(filter_result(args, passed, failed, unresolvable))
 
     async def prioritize_verb(request: Request) -> Response:
@@ -286,10 +296,3 @@ def create_app(config: ExtenderConfig, store: NodeStore | None = None) -> Starle
 def v_checked(verdict: Verdict) -> bool:
     """A verdict from an exact admission (not a stale or missing node let through)."""
     return verdict.reason == ""
-
-
-def _assume_more(nodes: NodeStore, name: str, args: ExtenderArgs, ttl: float) -> None:
-    """Assume the pod on one more node without moving it off the others (``assume: all``)."""
-    entry = nodes.get(name)
-    if entry is not None and args.pod.uid not in entry.reported:
-        entry.assumed[args.pod.uid] = (args.pod, nodes.clock() + ttl)

@@ -3,8 +3,13 @@
 A pod the extender approves for a node is *assumed* there until the node's agent reports it
 (its uid appears in any pushed snapshot) or its time runs out, so pods filtered before the
 next push see the CPUs it will take (the scheduler's own assume cache works the same way).
-Verdicts are cached per (node, snapshot generation, assumed pods, pod shape): a replica set's
-pods share one shape, so a burst costs one exact admission per node and change.
+
+Each pushed snapshot is restored once, when it arrives (``prepared.py``): the restored
+values, the node's admission key and its rule-out summary. Verdicts are cached per
+(admission key, assumed pods, pod shape), so nodes in the same state share one exact
+admission, and a replica set's pods (one shape) cost one admission per state and change.
+A verdict on a node where the pod, or a pod assumed there, already has state is cached for
+that node and snapshot only.
 """
 
 from __future__ import annotations
@@ -19,7 +24,9 @@ from typing import Any
 
 from cpumanager.core.ids import PodUID
 from cpumanager.core.workload import Pod
-from cpumanager.extender.judge import Verdict, cpu_headroom
+from cpumanager.errors import CpuManagerError
+from cpumanager.extender.judge import Verdict
+from cpumanager.extender.prepared import PreparedNode, try_prepare
 from cpumanager.nodeview.digest import snapshot_digest
 from cpumanager.nodeview.snapshot import NodeSnapshot
 
@@ -36,15 +43,17 @@ def pod_shape(spec: Mapping[str, Any]) -> str:
 
 @dataclass(slots=True)
 class NodeEntry:
-    """One node's latest snapshot, when it arrived, and the pods assumed on it."""
+    """One node's latest snapshot, when it arrived, and the pods assumed on it (with their
+    shapes and expiry). ``prepared``: the node restored, the kubelet's refusal to start on
+    it, or None when the snapshot has no pod list."""
 
     snapshot: NodeSnapshot
     digest: str
     received: float
     generation: int
     reported: frozenset[PodUID]
-    headroom: int | None
-    assumed: dict[PodUID, tuple[Pod, float]] = field(default_factory=dict)
+    prepared: PreparedNode | CpuManagerError | None
+    assumed: dict[PodUID, tuple[Pod, str, float]] = field(default_factory=dict)
 
 
 class NodeStore:
@@ -55,10 +64,19 @@ class NodeStore:
         self.lock = threading.RLock()
         self._nodes: dict[str, NodeEntry] = {}
         self._generation = 0
-        self._cache: dict[tuple[str, int, tuple[PodUID, ...], str], Verdict] = {}
+        self._cache: dict[tuple[object, ...], Verdict] = {}
 
     def put(self, snapshot: NodeSnapshot, digest: str) -> bool:
-        """Store a pushed snapshot; True when it differs from the one held."""
+        """Store a pushed snapshot, restored once here; True when it differs from the one
+        held."""
+        with self.lock:
+            old = self._nodes.get(snapshot.node_name)
+            if old is not None and old.digest == digest:
+                old.received = self.clock()
+                return False
+        # The restore runs outside the lock: filters go on meanwhile.
+        prepared = None if snapshot.pods is None else try_prepare(snapshot)
+        reported = frozenset(p.pod.uid for p in snapshot.pods or ())
         with self.lock:
             now = self.clock()
             old = self._nodes.get(snapshot.node_name)
@@ -66,21 +84,13 @@ class NodeStore:
                 old.received = now
                 return False
             self._generation += 1
-            reported = frozenset(p.pod.uid for p in snapshot.pods or ())
             assumed = {} if old is None else old.assumed
-            entry = NodeEntry(
-                snapshot,
-                digest,
-                now,
-                self._generation,
-                reported,
-                cpu_headroom(snapshot),
-                assumed,
-            )
+            entry = NodeEntry(snapshot, digest, now, self._generation, reported, prepared, assumed)
             self._nodes[snapshot.node_name] = entry
             for other in self._nodes.values():
-                for uid in reported & other.assumed.keys():
-                    del other.assumed[uid]
+                if other.assumed:
+                    for uid in reported & other.assumed.keys():
+                        del other.assumed[uid]
             return True
 
     def heartbeat(self, name: str, digest: str) -> bool:
@@ -102,42 +112,42 @@ class NodeStore:
             now = self.clock()
             return {name: now - entry.received for name, entry in self._nodes.items()}
 
-    def assumed_pods(self, entry: NodeEntry) -> list[Pod]:
-        """The pods still assumed on a node (expired ones dropped), oldest first."""
+    def assumed_pods(self, entry: NodeEntry) -> list[tuple[Pod, str]]:
+        """The pods still assumed on a node with their shapes (expired ones dropped), oldest
+        first."""
+        if not entry.assumed:
+            return []
         with self.lock:
             now = self.clock()
-            for uid in [u for u, (_, until) in entry.assumed.items() if until <= now]:
+            for uid in [u for u, (_, _, until) in entry.assumed.items() if until <= now]:
                 del entry.assumed[uid]
-            return [pod for pod, _ in entry.assumed.values()]
+            return [(pod, shape) for pod, shape, _ in entry.assumed.values()]
 
     def assumed_count(self) -> int:
         with self.lock:
             return sum(len(e.assumed) for e in self._nodes.values())
 
-    def assume(self, name: str, pod: Pod, ttl: float) -> None:
-        """Hold ``pod`` on a node until reported or ``ttl`` seconds pass (re-filtering a pod
-        moves its assumption)."""
+    def assume(self, name: str, pod: Pod, shape: str, ttl: float, *, move: bool = True) -> None:
+        """Hold ``pod`` (of ``shape``) on a node until reported or ``ttl`` seconds pass;
+        with ``move``, its assumptions on other nodes end (re-filtering a pod moves it)."""
         with self.lock:
-            self.forget(pod.uid)
+            if move:
+                self.forget(pod.uid)
             entry = self._nodes.get(name)
             if entry is not None and pod.uid not in entry.reported:
-                entry.assumed[pod.uid] = (pod, self.clock() + ttl)
+                entry.assumed[pod.uid] = (pod, shape, self.clock() + ttl)
 
     def forget(self, uid: PodUID) -> None:
         with self.lock:
             for entry in self._nodes.values():
                 entry.assumed.pop(uid, None)
 
-    def cached(
-        self, name: str, entry: NodeEntry, shape: str, compute: Callable[[list[Pod]], Verdict]
-    ) -> Verdict:
-        """The verdict for a pod shape on a node, computed once per node state."""
+    def cached(self, key: tuple[object, ...], compute: Callable[[], Verdict]) -> Verdict:
+        """The verdict under ``key`` (see the module docstring), computed once."""
         with self.lock:
-            assumed = self.assumed_pods(entry)
-            key = (name, entry.generation, tuple(p.uid for p in assumed), shape)
             found = self._cache.get(key)
             if found is None:
-                found = compute(assumed)
+                found = compute()
                 if len(self._cache) >= _CACHE_LIMIT:
                     self._cache.clear()
                 self._cache[key] = found

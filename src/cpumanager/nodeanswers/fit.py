@@ -28,7 +28,15 @@ from cpumanager.core.topology import CPUTopology
 from cpumanager.core.workload import Pod, aggregate_container_requests
 from cpumanager.formats.kubelet_config import KubeletConfig
 
-__all__ = ["Allocatable", "FitFailure", "node_allocatable", "pod_requests", "resource_fit"]
+__all__ = [
+    "Allocatable",
+    "FitFailure",
+    "fit_failures",
+    "node_allocatable",
+    "pod_requests",
+    "pods_usage",
+    "resource_fit",
+]
 
 _NATIVE = ("cpu", "memory", "ephemeral-storage", "pods")
 
@@ -130,19 +138,24 @@ def node_allocatable(
     return Allocatable(capacity, allocatable)
 
 
-def resource_fit(pod: Pod, others: Iterable[Pod], node: Allocatable) -> list[FitFailure]:
-    """Every shortfall in the kubelet's order (pods, cpu, memory, then extended resources
-    by name); empty when the pod fits. The kubelet reports the first."""
-    others = list(others)
+def pods_usage(pods: Iterable[Pod]) -> dict[str, int]:
+    """The summed effective requests of ``pods`` per resource (what NodeInfo counts)."""
     used: dict[str, int] = {}
-    for other in others:
+    for other in pods:
         for name, value in pod_requests(other).items():
             used[name] = used.get(name, 0) + value
+    return used
+
+
+def fit_failures(
+    wanted: Mapping[str, int], used: Mapping[str, int], count: int, node: Allocatable
+) -> list[FitFailure]:
+    """:func:`resource_fit` on numbers: the pod's requests, the other pods' summed requests
+    and how many other pods there are."""
     failures: list[FitFailure] = []
     allowed = node.allocatable.get("pods", 0)
-    if len(others) + 1 > allowed:
-        failures.append(FitFailure("pods", 1, len(others), allowed))
-    wanted = pod_requests(pod)
+    if count + 1 > allowed:
+        failures.append(FitFailure("pods", 1, count, allowed))
     if not any(v for v in wanted.values()):
         return failures
     order = ["cpu", "memory", *sorted(n for n in wanted if n not in _NATIVE)]
@@ -156,3 +169,10 @@ def resource_fit(pod: Pod, others: Iterable[Pod], node: Allocatable) -> list[Fit
                 FitFailure(name, request, used.get(name, 0), node.allocatable.get(name, 0))
             )
     return failures
+
+
+def resource_fit(pod: Pod, others: Iterable[Pod], node: Allocatable) -> list[FitFailure]:
+    """Every shortfall in the kubelet's order (pods, cpu, memory, then extended resources
+    by name); empty when the pod fits. The kubelet reports the first."""
+    others = list(others)
+    return fit_failures(pod_requests(pod), pods_usage(others), len(others), node)

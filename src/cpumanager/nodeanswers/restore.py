@@ -10,6 +10,11 @@ pods that are no longer active still hold (we run it at once: docs/architecture.
 :func:`restore_node` does the same on a snapshot's bytes, with in-memory stores, and says in
 sentences what the restore did. ``kubelet`` replaces the node's configuration (preflight);
 ``recover`` repairs instead of refusing (``cpumanager state recover``'s rule).
+
+:class:`RestoredState` freezes a restored node after its start (immutable values only) so
+that answering many questions about one node restores it once: :meth:`RestoredState.start`
+restarts a copy from those values (the kubelet's restart with unchanged checkpoints), which
+needs no decoding, no validation of the files and no stale-state removal beyond the first.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from cpumanager.adapters.memory_store import InMemoryStore
+from cpumanager.checkpoint import codec
 from cpumanager.checkpoint.device import attempt_device
 from cpumanager.checkpoint.device_restore import restore_device_state
 from cpumanager.checkpoint.memory import MemoryManagerCheckpoint
@@ -27,6 +33,7 @@ from cpumanager.checkpoint.memory_restore import (
     restore_memory_state,
     validate_memory_state,
 )
+from cpumanager.core.containermap import ContainerMap
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.devices import Device, DeviceState
 from cpumanager.core.events import ManagerEvent, Released, StateRepaired
@@ -39,9 +46,17 @@ from cpumanager.core.workload import Pod
 from cpumanager.errors import StateValidationError
 from cpumanager.formats.kubelet_config import KubeletConfig, reserved_memory_per_node
 from cpumanager.manager.node import Node, NodeResources, NodeState
+from cpumanager.nodeanswers.fit import pods_usage
 from cpumanager.nodeview.snapshot import NodeSnapshot
 
-__all__ = ["Restored", "checkpoint_path", "restore_memory", "restore_node"]
+__all__ = [
+    "HeldStore",
+    "Restored",
+    "RestoredState",
+    "checkpoint_path",
+    "restore_memory",
+    "restore_node",
+]
 
 CPU_FILE = "cpu_manager_state"
 MEMORY_FILE = "memory_manager_state"
@@ -62,6 +77,25 @@ class _Events:
         return found
 
 
+class HeldStore:
+    """A StateStore holding the CPU manager's state as a value: a restart of a node whose
+    checkpoint was already decoded and validated reads it back as is. ``data`` encodes the
+    held state only when asked (the bytes a kubelet would have written)."""
+
+    def __init__(self, snapshot: StateSnapshot) -> None:
+        self._held = snapshot
+
+    def load(self, policy_name: str, container_map: ContainerMap) -> StateSnapshot | None:
+        return self._held
+
+    def save(self, snapshot: StateSnapshot) -> None:
+        self._held = snapshot
+
+    @property
+    def data(self) -> bytes:
+        return codec.encode_v2(self._held)
+
+
 @dataclass(slots=True)
 class Restored:
     """The restarted node, its active pods (admission adds to them) and what start did."""
@@ -69,13 +103,80 @@ class Restored:
     node: Node
     topology: CPUTopology
     kubelet: KubeletConfig
-    store: InMemoryStore
+    store: InMemoryStore | HeldStore
     active: list[Pod]
     notes: list[str]
     events: _Events
+    # The summed requests of the first N active pods, taken when a copy started (their
+    # sum does not change while they stay in place at the head of ``active``).
+    counted: tuple[int, Mapping[str, int]] = (0, MappingProxyType({}))
 
     def active_pods(self) -> list[Pod]:
         return list(self.active)
+
+    def usage(self) -> dict[str, int]:
+        """The active pods' summed requests (what the fit predicate counts as used)."""
+        count, base = self.counted
+        used = dict(base)
+        for name, value in pods_usage(self.active[count:]).items():
+            used[name] = used.get(name, 0) + value
+        return used
+
+    def replace_active(self, index: int, pod: Pod) -> None:
+        """Put ``pod`` in place of an active pod (a resize), forgetting the head's sum."""
+        self.active[index] = pod
+        self.counted = (0, MappingProxyType({}))
+
+    def freeze(self, hugepages: Mapping[int, Mapping[str, int]]) -> RestoredState:
+        """This node's state now, as values a copy restarts from (see the module docstring)."""
+        return RestoredState(
+            self.topology,
+            self.kubelet,
+            self.node.snapshot(),
+            tuple(self.active),
+            MappingProxyType({n: MappingProxyType(dict(p)) for n, p in hugepages.items()}),
+            tuple(self.notes),
+            MappingProxyType(pods_usage(self.active)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RestoredState:
+    """A restored node after its start, as immutable values (see the module docstring).
+
+    Everything its admissions read is here: after the start every CPU, memory and device
+    entry belongs to an active pod, the container map only serves releases of active pods
+    (which admission never does) and the topology manager holds no hints yet, so a copy
+    started from these values admits exactly as the node restored from its files.
+    """
+
+    topology: CPUTopology
+    kubelet: KubeletConfig
+    state: NodeState
+    active: tuple[Pod, ...]
+    hugepages: Mapping[int, Mapping[str, int]]
+    notes: tuple[str, ...]
+    usage: Mapping[str, int]  # the active pods' summed requests
+
+    def start(self) -> Restored:
+        """A running copy of the node, as restarted with its checkpoints unchanged."""
+        events = _Events()
+        store = HeldStore(self.state.cpu)
+        node = Node(
+            topology=self.topology,
+            kubelet=self.kubelet,
+            store=store,
+            resources=NodeResources(hugepages={n: dict(p) for n, p in self.hugepages.items()}),
+            observer=events,
+            state=self.state,
+        )
+        counted = (len(self.active), self.usage)
+        restored = Restored(
+            node, self.topology, self.kubelet, store, list(self.active), [], events, counted
+        )
+        node.start(active_pods=restored.active_pods)
+        events.drain()
+        return restored
 
 
 _DEFAULT_PATHS = {

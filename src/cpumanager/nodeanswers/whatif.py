@@ -11,6 +11,9 @@ json``'s shape: a ``start`` event for the restore, one ``admit`` event per pod, 
 ``resizes`` resize containers of pods running on the node, after the restore and before the
 new pods, with the simulator's release-dependent rules (``sim/resize.py``): the verdict is
 the kubelet's ``Infeasible`` message, or what changes (the spec and quota, never the CPU set).
+
+:func:`admit_pods` is the same admission on a node restarted from a :class:`RestoredState`
+(restored once, asked many times), without the report: the extender's path.
 """
 
 from __future__ import annotations
@@ -21,18 +24,33 @@ from fractions import Fraction
 from typing import Any
 
 from cpumanager.core import versions
+from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.events import Released
 from cpumanager.core.workload import Pod, qos_class
 from cpumanager.errors import InputError
 from cpumanager.formats.kubelet_config import KubeletConfig
 from cpumanager.manager.admission import AdmissionResult
-from cpumanager.nodeanswers.fit import Allocatable, FitFailure, node_allocatable, resource_fit
-from cpumanager.nodeanswers.restore import Restored, restore_node
+from cpumanager.nodeanswers.fit import (
+    Allocatable,
+    FitFailure,
+    fit_failures,
+    node_allocatable,
+    pod_requests,
+)
+from cpumanager.nodeanswers.restore import Restored, RestoredState, restore_node
 from cpumanager.nodeview.snapshot import NodeSnapshot
 from cpumanager.sim.report import decision_entries
 from cpumanager.sim.resize import apply_resize
 
-__all__ = ["PodVerdict", "ResizeRequest", "WhatIf", "what_if"]
+__all__ = [
+    "PodVerdict",
+    "ResizeRequest",
+    "WhatIf",
+    "admit_pods",
+    "exclusive_cpus",
+    "pod_sentence",
+    "what_if",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,11 +137,26 @@ def _placement_sentences(restored: Restored, pod: Pod) -> list[str]:
     return lines
 
 
+def pod_sentence(pod: Pod) -> str:
+    """The first sentence of every admission's explanation: the pod and its QoS class (the
+    only one that names the pod being admitted)."""
+    return f"{pod.display_name} is a {qos_class(pod).value} pod."
+
+
+def exclusive_cpus(restored: Restored, pod: Pod) -> CPUSet:
+    """Every CPU the pod's containers hold exclusively."""
+    held = CPUSet()
+    for container in pod.all_containers():
+        placed = restored.node.placement(pod, container)
+        if placed.exclusive:
+            held = held | placed.cpus
+    return held
+
+
 def _admit_one(restored: Restored, pod: Pod, allocatable: Allocatable) -> PodVerdict:
     node = restored.node
     result = node.admit(pod)
-    qos = qos_class(pod).value
-    why = [f"{pod.display_name} is a {qos} pod."]
+    why = [pod_sentence(pod)]
     why.extend(_manager_sentences(result))
     stale = [e for e in restored.events.drain() if isinstance(e, Released)]
     for event in stale:
@@ -138,7 +171,9 @@ def _admit_one(restored: Restored, pod: Pod, allocatable: Allocatable) -> PodVer
         )
         return PodVerdict(pod, False, result.reason, result.message, why, result=result)
     why.append("The resource managers admit it (topology, CPU, memory and devices).")
-    failures: list[FitFailure] = resource_fit(pod, restored.active, allocatable)
+    failures: list[FitFailure] = fit_failures(
+        pod_requests(pod), restored.usage(), len(restored.active), allocatable
+    )
     if failures:
         first = failures[0]
         why.extend(f"Resource fit: {f.message}." for f in failures)
@@ -223,7 +258,7 @@ def _resize_one(
     kept = placed.cpus or restored.topology.all_cpus
     why.append(f"Container {request.container} keeps CPUs {kept}.")
     if outcome.pod is not None:
-        restored.active[index] = outcome.pod
+        restored.replace_active(index, outcome.pod)
     event.update(admitted=True, error=None, notes=list(why))
     return PodVerdict(outcome.pod or pod, True, "", "", why, event)
 
@@ -281,3 +316,12 @@ def what_if(
         "metrics": {},
     }
     return WhatIf(snapshot.node_name, restored.notes, verdicts, report, resized)
+
+
+def admit_pods(
+    prepared: RestoredState, pods: Sequence[Pod], allocatable: Allocatable
+) -> tuple[Restored, list[PodVerdict]]:
+    """Admit ``pods`` in order on a copy of a restored node (what :func:`what_if` does after
+    its restore, with the same rules, and no report); the copy is returned with them."""
+    restored = prepared.start()
+    return restored, [_admit_one(restored, pod, allocatable) for pod in pods]

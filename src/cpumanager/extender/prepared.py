@@ -1,0 +1,142 @@
+"""A pushed node restored once, and the key of everything its admissions read.
+
+:func:`prepare` runs the restore of ``node whatif`` (``nodeanswers.restore``) once per
+pushed snapshot and keeps its result as values (:class:`RestoredState`), the node's
+allocatable (the fit predicate's) and the rule-out summary (``summary.py``). Each verdict
+then starts a copy from those values instead of parsing the machine, the configuration and
+the checkpoints again.
+
+The **admission key** is a digest of everything an admission of a new pod reads on the
+node, with the identities of the pods running there left out:
+
+* the machine (the snapshot's machine document) and the hugepage pools;
+* the kubelet configuration, as the typed value the managers are built from;
+* the CPU manager's state: policy name, default set, and the assigned sets as a sorted
+  list (not who holds them: the static policy reads a new pod's own entries and the
+  default set only);
+* the memory manager's per-NUMA tables and the blocks held (sorted, without owners), and
+  the device manager's devices and the ids held (sorted, without owners);
+* the fit predicate's inputs: the active pods' summed requests, their number, and the
+  node's allocatable and capacity;
+* the node's kubelet release.
+
+After a start every entry in those states belongs to an active pod, and admitting a pod
+whose uid is not among them never reads or releases another pod's entry, so two nodes with
+one key give one verdict for a pod that runs on neither (a property test builds pairs of
+nodes that differ in pod names, uids and container ids only). Pods that do run on a node
+(:attr:`PreparedNode.held`) are judged on that node alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.ids import PodUID
+from cpumanager.errors import CpuManagerError
+from cpumanager.extender.summary import NodeSummary, summarise
+from cpumanager.manager.node import NodeState
+from cpumanager.nodeanswers.fit import Allocatable, node_allocatable
+from cpumanager.nodeanswers.restore import RestoredState, restore_node
+from cpumanager.nodeview.snapshot import NodeSnapshot
+
+__all__ = ["PreparedNode", "admission_key", "prepare"]
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedNode:
+    """One pushed snapshot, restored: what every verdict on the node starts from."""
+
+    restored: RestoredState
+    allocatable: Allocatable
+    key: str
+    summary: NodeSummary
+    held: frozenset[PodUID]  # pods active on the node or holding CPUs, memory or devices
+    reserved: CPUSet  # reservedSystemCPUs, which the prioritize score leaves out
+
+
+def _sorted_repr(values: object) -> list[str]:
+    assert isinstance(values, Mapping)
+    return sorted(repr(v) for v in values.values())
+
+
+def _state_part(state: NodeState) -> list[object]:
+    cpu = state.cpu
+    part: list[object] = [
+        cpu.policy_name,
+        str(cpu.default_cpuset),
+        sorted(str(cpus) for held in cpu.assignments.values() for cpus in held.values()),
+    ]
+    memory = state.memory
+    if memory is None:
+        part.append(None)
+    else:
+        nodes = [repr((n, memory.nodes[n])) for n in sorted(memory.nodes)]
+        part.append([nodes, _sorted_repr(memory.blocks), repr(memory.reusable_pod)])
+    devices = state.devices
+    if devices is None:
+        part.append(None)
+    else:
+        listed = [repr((r, sorted(devices.devices[r].items()))) for r in sorted(devices.devices)]
+        held = sorted(repr(sorted((r, sorted(ids)) for r, ids in a.items())) for a in
+                      devices.allocations.values())  # fmt: skip
+        part.append([repr(devices.numa_node_ids), listed, held, repr(devices.reusable_pod)])
+    return part
+
+
+def admission_key(snapshot: NodeSnapshot, restored: RestoredState, allocatable: Allocatable) -> str:
+    """The digest described in the module docstring."""
+    usage = restored.usage
+    parts: list[object] = [
+        json.dumps(snapshot.machine, sort_keys=True, default=str),
+        repr(sorted((n, sorted(p.items())) for n, p in restored.hugepages.items())),
+        repr(restored.kubelet),
+        _state_part(restored.state),
+        sorted(usage.items()),
+        len(restored.active),
+        sorted(allocatable.allocatable.items()),
+        sorted(allocatable.capacity.items()),
+        snapshot.kubelet_version,
+    ]
+    text = json.dumps(parts, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _held(restored: RestoredState) -> frozenset[PodUID]:
+    state = restored.state
+    uids = {p.uid for p in restored.active} | set(state.cpu.assignments)
+    if state.memory is not None:
+        uids |= {k.pod_uid for k in state.memory.blocks}
+    if state.devices is not None:
+        uids |= {k.pod_uid for k in state.devices.allocations}
+    return frozenset(uids)
+
+
+def prepare(snapshot: NodeSnapshot) -> PreparedNode:
+    """Restore the node once; the kubelet's refusal to start is raised (CpuManagerError)."""
+    topology = snapshot.topology()
+    restored = restore_node(snapshot)
+    frozen = restored.freeze(snapshot.hugepages)
+    state = frozen.state
+    allocatable = node_allocatable(
+        topology, frozen.kubelet, hugepages=snapshot.hugepages, devices=state.devices
+    )
+    return PreparedNode(
+        frozen,
+        allocatable,
+        admission_key(snapshot, frozen, allocatable),
+        summarise(frozen, allocatable),
+        _held(frozen),
+        frozen.kubelet.reserved_cpus or CPUSet(),
+    )
+
+
+def try_prepare(snapshot: NodeSnapshot) -> PreparedNode | CpuManagerError:
+    """:func:`prepare`, with the refusal returned (it becomes the node's verdict)."""
+    try:
+        return prepare(snapshot)
+    except CpuManagerError as exc:
+        return exc

@@ -1,0 +1,152 @@
+"""Per-node summaries that rule a node out before its exact admission, soundly.
+
+Computed once per pushed snapshot from the restored node (before any assumed pod). Each
+rule only fires when the exact check (``judge.judge``: the assumed pods, then the pod,
+through the resource managers and the fit predicate) must reject the pod too, because
+assumed pods only ever take more: CPUs, memory and devices they hold come from the free
+pools the summary counts, and the fit predicate counts them on top of the active pods.
+
+1. **Fit**: the kubelet's resource-fit predicate (``nodeanswers.fit``) on the active pods'
+   summed requests and number. It runs last in the exact check, on at least these pods.
+2. **Free exclusive CPUs** (static policy): every container with exclusive CPUs takes them
+   from the default set minus the reserved CPUs (init containers lend theirs to later
+   containers of the same pod, and those came from the same pool), and the app containers
+   hold theirs at once, so the largest container and the app containers' sum must each fit
+   in that pool. A pod with pod-level resources gets no exclusive CPUs.
+3. **One NUMA node** (static policy, ``single-numa-node``): the merged hint must be a
+   preferred single NUMA node, and the CPU manager prefers a single node only when that
+   node's free CPUs (plus CPUs lent by the pod's own init containers, taken from the same
+   node) hold the request: the largest container in container scope, the pod's peak in pod
+   scope, must fit in the free CPUs of one NUMA node.
+
+Rules 2 and 3 read the pod's own assignments only when it has some: a pod that already
+runs on the node (or holds CPUs there) is never ruled out by them. Property tests check
+every rule against the exact check over random nodes and pods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from cpumanager.core.workload import (
+    Pod,
+    guaranteed_cpus,
+    pod_guaranteed_cpus,
+    pod_level_resources_set,
+)
+from cpumanager.manager.node import build_cpu_policy
+from cpumanager.nodeanswers.fit import Allocatable, fit_failures, pod_requests
+from cpumanager.nodeanswers.restore import RestoredState
+
+__all__ = ["CPUNeeds", "NodeSummary", "PodFacts", "RuleOut", "pod_facts", "rule_out", "summarise"]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSummary:
+    """What the rules read of a node: fit inputs and free exclusive CPUs (static only)."""
+
+    used: Mapping[str, int]
+    count: int
+    allocatable: Allocatable
+    exclusive_free: int | None  # default set minus reserved; None: not the static policy
+    numa_free: tuple[int, ...] | None  # per NUMA node with CPUs; None: not single-numa-node
+    pod_scope: bool
+    pod_level_resources: bool  # the PodLevelResources gate
+
+
+@dataclass(frozen=True, slots=True)
+class CPUNeeds:
+    """A pod's exclusive CPUs under one PodLevelResources gate value."""
+
+    largest: int  # the largest container's
+    together: int  # the app containers' sum, held at once
+    peak: int  # pod scope's request (pod_guaranteed_cpus)
+
+
+@dataclass(frozen=True, slots=True)
+class PodFacts:
+    """What the rules read of the pod, computed once per filter call."""
+
+    wanted: Mapping[str, int]
+    needs: Mapping[bool, CPUNeeds | None]  # by gate value; None: no exclusive CPUs
+
+
+@dataclass(frozen=True, slots=True)
+class RuleOut:
+    """Why a rule refuses the pod: a reason, a one-line message and the rule's name."""
+
+    reason: str
+    message: str
+    rule: str
+
+
+def _needs(pod: Pod, gate: bool) -> CPUNeeds | None:
+    if gate and pod_level_resources_set(pod):
+        return None
+    counts = [guaranteed_cpus(pod, c, pod_level_resources=gate) for c in pod.all_containers()]
+    apps = sum(guaranteed_cpus(pod, c, pod_level_resources=gate) for c in pod.containers)
+    largest = max(counts, default=0)
+    if largest == 0:
+        return None
+    return CPUNeeds(largest, apps, pod_guaranteed_cpus(pod, pod_level_resources=gate))
+
+
+def pod_facts(pod: Pod) -> PodFacts:
+    """The pod's requests and exclusive CPU needs (module docstring)."""
+    return PodFacts(pod_requests(pod), {True: _needs(pod, True), False: _needs(pod, False)})
+
+
+def summarise(restored: RestoredState, allocatable: Allocatable) -> NodeSummary:
+    """The node's summary, from its state right after the restore."""
+    kubelet = restored.kubelet
+    gate = kubelet.feature_gate("PodLevelResources", default=True)
+    exclusive_free: int | None = None
+    numa_free: tuple[int, ...] | None = None
+    if kubelet.cpu_manager_policy == "static":
+        topology = restored.topology
+        policy = build_cpu_policy(topology, kubelet)
+        free = restored.state.cpu.default_cpuset - policy.reserved_cpus
+        exclusive_free = len(free)
+        if kubelet.topology_manager_policy == "single-numa-node":
+            numa_free = tuple(
+                len(free & topology.cpus_in_numa_nodes((n,))) for n in topology.cpu_numa_ids()
+            )
+    return NodeSummary(
+        restored.usage,
+        len(restored.active),
+        allocatable,
+        exclusive_free,
+        numa_free,
+        kubelet.topology_manager_scope == "pod",
+        gate,
+    )
+
+
+def rule_out(summary: NodeSummary, facts: PodFacts, *, runs_here: bool) -> RuleOut | None:
+    """The first rule that refuses the pod on this node, or None (module docstring)."""
+    failures = fit_failures(facts.wanted, summary.used, summary.count, summary.allocatable)
+    if failures:
+        first = failures[0]
+        return RuleOut(first.reason, first.message, f"{first.resource} headroom")
+    needs = facts.needs[summary.pod_level_resources]
+    if runs_here or needs is None or summary.exclusive_free is None:
+        return None
+    free = summary.exclusive_free
+    need = max(needs.largest, needs.together)
+    if need > free:
+        message = (
+            f"the pod needs {need} exclusive CPUs and the node has {free} free "
+            "(its default CPU set minus the reserved CPUs)"
+        )
+        return RuleOut("InsufficientExclusiveCPUs", message, "free exclusive CPUs")
+    if summary.numa_free is not None:
+        one = needs.peak if summary.pod_scope else needs.largest
+        most = max(summary.numa_free, default=0)
+        if one > most:
+            message = (
+                f"single-numa-node: {one} exclusive CPUs must come from one NUMA node and "
+                f"the most free on one is {most}"
+            )
+            return RuleOut("NoNUMANodeFits", message, "free CPUs per NUMA node")
+    return None

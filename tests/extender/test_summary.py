@@ -1,0 +1,65 @@
+"""The summary's rules never rule out a node the exact check admits, and each rule fires."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cpumanager.extender.judge import judge
+from cpumanager.extender.prepared import prepare
+from cpumanager.extender.summary import pod_facts, rule_out
+from cpumanager.formats.manifest import pod_from_manifest
+from tests.extender.nodes import busy_snapshot, pod_json
+from tests.extender.strategies import nodes, pods
+from tests.extender.test_prepared import ASSUMED
+
+
+@settings(max_examples=150, deadline=None)
+@given(node=nodes(), pod=pods(), assumed=ASSUMED, reuse_uid=st.booleans())
+def test_no_rule_refuses_a_pod_the_exact_check_admits(node, pod, assumed, reuse_uid) -> None:
+    if reuse_uid and node.active_pods():
+        pod = replace(pod, uid=node.active_pods()[0].uid)
+    prepared = prepare(node)
+    refused = rule_out(prepared.summary, pod_facts(pod), runs_here=pod.uid in prepared.held)
+    if refused is not None:
+        assert not judge(prepared, pod, assumed=assumed).admitted, refused
+
+
+def _pod(cpu: str, memory: str = "1Gi", containers: int = 1):
+    doc = pod_json("p", cpu, memory, containers=containers)
+    return pod_from_manifest({"kind": "Pod", "apiVersion": "v1", **doc})
+
+
+# (case id, node options, pod, expected reason or None)
+CASES = [
+    ("fits", {}, _pod("2"), None),
+    ("cpu headroom", {}, _pod("20"), "OutOfcpu"),
+    ("memory headroom", {}, _pod("1", "200Gi"), "OutOfmemory"),
+    ("pod count", {"config": {"maxPods": 1}, "running": 1}, _pod("1"), "OutOfpods"),
+    ("one NUMA node", {"cores_per_numa": 4}, _pod("4", containers=2), None),
+    ("no NUMA node holds it", {"cores_per_numa": 4}, _pod("9"), "NoNUMANodeFits"),
+    ("restricted spans nodes", {"topology_policy": "restricted"}, _pod("9"), None),
+    ("pod scope sums", {"config": {"topologyManagerScope": "pod"}}, _pod("5", containers=2),
+     "NoNUMANodeFits"),
+    ("strict reservation leaves fewer exclusive CPUs",
+     {"options": {"strict-cpu-reservation": "true"}, "reserved": "0-7",
+      "topology_policy": "none"}, _pod("8"), None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("options", "pod", "reason"), [c[1:] for c in CASES],
+                         ids=[c[0] for c in CASES])  # fmt: skip
+def test_rules(options: dict, pod, reason: str | None) -> None:
+    options = dict(options)
+    running = options.pop("running", 0)
+    node = busy_snapshot("n", random.Random(0), pods=running, **options)
+    assert len(node.active_pods()) == running
+    prepared = prepare(node)
+    refused = rule_out(prepared.summary, pod_facts(pod), runs_here=False)
+    assert (refused.reason if refused else None) == reason
+    if refused is not None:
+        assert not judge(prepared, pod).admitted
