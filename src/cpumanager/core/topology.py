@@ -193,6 +193,24 @@ class CPUTopology:
     def l3_ids(self) -> tuple[int, ...]:
         return tuple(self._by_l3)
 
+    def groups(self, level: str) -> Mapping[int, CPUSet]:
+        """The CPUs of every ``core``, ``socket``, ``numa`` node or ``l3`` cache, by id.
+
+        Read-only view of the tables built with the topology (ascending ids), so indexes
+        built on top of it need no second pass over the CPU records.
+        """
+        tables = {
+            "core": self._by_core,
+            "socket": self._by_socket,
+            "numa": self._by_numa,
+            "l3": self._by_l3,
+        }
+        found = tables.get(level)
+        if found is None:
+            msg = f"unknown topology level {level!r}; use one of core, socket, numa, l3"
+            raise MachineError(msg)
+        return MappingProxyType(found)
+
     def numa_node(self, node_id: int) -> NUMANodeInfo:
         for node in self.numa_nodes:
             if node.id == node_id:

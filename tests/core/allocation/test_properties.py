@@ -62,17 +62,50 @@ def test_takes_exactly_count_cpus_from_available(
     assert len(cpus) == count
 
 
-@settings(max_examples=300, deadline=None)
-@given(requests(), st.sampled_from([1, 2]), st.booleans())
-def test_memoized_distribution_equals_literal_evaluation(
-    request: tuple[CPUTopology, CPUSet, int, StaticPolicyOptions], group: int, align: bool
+@st.composite
+def many_node_requests(draw: st.DrawFn) -> tuple[CPUTopology, CPUSet, int]:
+    """Up to 12 small NUMA nodes with uneven free counts: many ties and many classes."""
+    topology = synthetic(
+        sockets=draw(st.integers(1, 2)),
+        numa_per_socket=draw(st.integers(2, 6)),
+        cores_per_numa=draw(st.integers(1, 3)),
+        threads=draw(st.integers(1, 2)),
+    )
+    taken = draw(st.sets(st.sampled_from(sorted(topology.all_cpus)), max_size=6))
+    available = topology.all_cpus - CPUSet(taken)
+    return topology, available, draw(st.integers(0, len(available)))
+
+
+def _same_as_literal(
+    topology: CPUTopology, available: CPUSet, count: int, *, group: int, align: bool, fix: bool
 ) -> None:
-    topology, available, count, _ = request
+    """The representative search (default) against the literal walk of every combination."""
     ix = topology_index(topology)
-    kwargs = {"group": group, "align_by_socket": align}
+    kwargs = {"group": group, "align_by_socket": align, "combination_fix": fix}
     fast = take_distributed(ix, available.bits, count, **kwargs)  # type: ignore[arg-type]
     literal = take_distributed(ix, available.bits, count, literal=True, **kwargs)  # type: ignore[arg-type]
     assert fast == literal
+
+
+@settings(max_examples=300, deadline=None)
+@given(requests(), st.sampled_from([1, 2]), st.booleans(), st.booleans())
+def test_memoized_distribution_equals_literal_evaluation(
+    request: tuple[CPUTopology, CPUSet, int, StaticPolicyOptions],
+    group: int,
+    align: bool,
+    fix: bool,
+) -> None:
+    topology, available, count, _ = request
+    _same_as_literal(topology, available, count, group=group, align=align, fix=fix)
+
+
+@settings(max_examples=150, deadline=None)
+@given(many_node_requests(), st.sampled_from([1, 2]), st.booleans(), st.booleans())
+def test_representative_search_equals_literal_walk_on_many_nodes(
+    request: tuple[CPUTopology, CPUSet, int], group: int, align: bool, fix: bool
+) -> None:
+    topology, available, count = request
+    _same_as_literal(topology, available, count, group=group, align=align, fix=fix)
 
 
 @settings(max_examples=100, deadline=None)

@@ -37,19 +37,23 @@ so every combo that passes the checks above still gets a score, and every other 
 unchanged.
 
 Speed: a combo's score and best subset depend only on the free counts of its members in
-order (the other nodes' counts are then determined), so they are memoized per call by that
-tuple; balance scores are memoized by the sorted vector. When the NUMA order repeats a node
-(socket-first machines whose NUMA node spans sockets) the literal, unmemoized evaluation runs.
+order (the other nodes' counts are then determined), so neighbours in the NUMA order with
+equal counts are interchangeable: the walk scores one representative per class (``combos``),
+in the kubelet's order, and memoizes evaluations by that tuple and balance scores by the
+sorted vector; remainder subsets are walked the same way. When the NUMA order repeats a
+node (socket-first machines whose NUMA node spans sockets) the literal walk of every
+combination runs, unmemoized; it is also the reference of the differential tests.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from itertools import combinations
 
 from cpumanager.core.allocation.accumulator import Accumulator
+from cpumanager.core.allocation.combos import next_combination, representative_combinations
 from cpumanager.core.allocation.go_append import aliased_combination
 from cpumanager.core.allocation.index import TopologyIndex
 from cpumanager.core.allocation.packed import not_enough, take_packed
@@ -97,17 +101,43 @@ class _Chooser:
     """Scores combos of one distributed call; memoized by the members' free counts."""
 
     def __init__(
-        self, numas: list[int], free_counts: dict[int, int], count: int, group: int, align: bool
+        self,
+        numas: list[int],
+        free_counts: dict[int, int],
+        count: int,
+        group: int,
+        *,
+        sockets: list[tuple[int, ...]] | None,
     ) -> None:
         self.numas = numas
         self.free_counts = free_counts
         self.count = count
         self.group = group
-        self.align = align
+        self.align = sockets is not None
         self.values = [free_counts[numa] for numa in numas]
+        # What a combo's score depends on, per position (see ``combos``): the free count,
+        # and with align-by-socket the node's sockets too.
+        self.keys: list[Hashable] = (
+            list(self.values) if sockets is None else list(zip(self.values, sockets, strict=True))
+        )
         self.all_values = Counter(free_counts.values())
         self.memo: dict[tuple[int, ...], _Evaluation] = {}
         self.scores: dict[tuple[int, ...], float] = {}
+        self.walks: dict[tuple[int, ...], list[tuple[int, ...]]] = {}
+
+    def subsets(self, keys: tuple[int, ...]) -> list[tuple[int, ...]]:
+        """Remainder subsets to try (positions in ``keys``): largest first, then in order.
+
+        One representative per class of equal key sequences (see ``combos``).
+        """
+        found = self.walks.get(keys)
+        if found is None:
+            found = self.walks[keys] = [
+                subset
+                for size in range(len(keys), 0, -1)
+                for subset in representative_combinations(keys, size)
+            ]
+        return found
 
     def score(self, values: list[int]) -> float:
         key = tuple(sorted(values))
@@ -149,18 +179,18 @@ class _Chooser:
         if remainder == 0:
             return (self.score(after + others), (), ())
         candidates = tuple(i for i, value in enumerate(after) if value >= group)
+        groups = [after[i] // group for i in candidates]
         best = math.inf
-        best_subset: tuple[int, ...] = ()
-        for size in range(len(candidates), 0, -1):
-            for subset in combinations(candidates, size):
-                if sum(after[i] // group for i in subset) * group < remainder:
-                    continue  # cannot take the remainder in whole groups (kubelet hangs here)
-                trial = list(after)
-                _round_robin(trial, subset, remainder, group)
-                score = self.score(trial + others)
-                if score < best:
-                    best, best_subset = score, subset
-        return (best, best_subset, candidates)
+        best_picked: tuple[int, ...] = ()
+        for picked in self.subsets(tuple(after[i] for i in candidates)):
+            if sum([groups[j] for j in picked]) * group < remainder:
+                continue  # cannot take the remainder in whole groups (kubelet hangs here)
+            trial = list(after)
+            _round_robin(trial, [candidates[j] for j in picked], remainder, group)
+            score = self.score(trial + others)
+            if score < best:
+                best, best_picked = score, picked
+        return (best, tuple(candidates[j] for j in best_picked), candidates)
 
     def evaluate_literal(self, combo: tuple[int, ...]) -> _Evaluation:
         """The kubelet's per-combo code, step by step (used when the order repeats nodes)."""
@@ -214,25 +244,30 @@ def _numa_range(ix: TopologyIndex, need: int, numas: list[int], group: int) -> t
     return low, high
 
 
-def _choose(
-    ix: TopologyIndex, chooser: _Chooser, k: int, *, literal: bool, fixed: bool
-) -> tuple[tuple[int, ...], tuple[int, ...], bool]:
-    """The combo of size ``k`` the kubelet allocates from, its remainder nodes (NUMA ids).
+def _search(
+    ix: TopologyIndex, chooser: _Chooser, k: int, *, literal: bool
+) -> tuple[tuple[int, ...], _Evaluation, tuple[int, ...] | None]:
+    """The kubelet's walk over k-combinations of the NUMA order (positions).
 
-    ``fixed``: the combo that won (k/k#141238); otherwise what released kubelets read back
-    from the slices they kept (``go_append``). The flag says whether the two differ. An
-    empty combo means no combo of size ``k`` is acceptable.
+    Returns the combo it keeps, that combo's evaluation (None: no combo was acceptable) and
+    the combo whose callback broke the walk (None: the walk ran to the end). ``literal``
+    walks every combination with the step-by-step evaluation (the reference); otherwise one
+    representative per class of interchangeable combos is scored (``combos``), which keeps
+    the same combo and, since the break follows the combo that scored 0, the same break.
     """
     numas, values, align = chooser.numas, chooser.values, chooser.align
     best_score = math.inf
     best_positions: tuple[int, ...] = ()
     best_evaluation: _Evaluation = None
     best_in_one_socket = False
-    stop: tuple[int, ...] | None = None
-    for positions in combinations(range(len(numas)), k):
+    if literal:
+        walk: Iterator[tuple[int, ...]] = combinations(range(len(numas)), k)
+    else:
+        walk = representative_combinations(chooser.keys, k)
+    for positions in walk:
         if best_score == 0 and (not align or best_in_one_socket):
-            stop = positions  # the kubelet appended this subset before its callback broke
-            break
+            # the kubelet appended this combination before its callback broke the walk
+            return best_positions, best_evaluation, positions
         combo = tuple(numas[i] for i in positions)
         if literal:
             evaluation = chooser.evaluate_literal(combo)
@@ -251,6 +286,23 @@ def _choose(
             best_score = score
             best_positions, best_evaluation = positions, evaluation
             best_in_one_socket = in_one_socket
+            if not literal and best_score == 0 and (not align or best_in_one_socket):
+                # the next representative may not be the next combination: name it
+                return best_positions, best_evaluation, next_combination(positions, len(numas))
+    return best_positions, best_evaluation, None
+
+
+def _choose(
+    ix: TopologyIndex, chooser: _Chooser, k: int, *, literal: bool, fixed: bool
+) -> tuple[tuple[int, ...], tuple[int, ...], bool]:
+    """The combo of size ``k`` the kubelet allocates from, its remainder nodes (NUMA ids).
+
+    ``fixed``: the combo that won (k/k#141238); otherwise what released kubelets read back
+    from the slices they kept (``go_append``). The flag says whether the two differ. An
+    empty combo means no combo of size ``k`` is acceptable.
+    """
+    numas = chooser.numas
+    best_positions, best_evaluation, stop = _search(ix, chooser, k, literal=literal)
     if best_evaluation is None:
         return (), (), False
     _, subset, candidates = best_evaluation
@@ -297,7 +349,10 @@ def take_distributed(
         raise not_enough(count, available.bit_count())
     numas = acc.numa_order()
     free_counts = {numa: (acc.free & ix.numa_bits[numa]).bit_count() for numa in numas}
-    chooser = _Chooser(numas, free_counts, count, group, align_by_socket)
+    sockets = None
+    if align_by_socket:
+        sockets = [tuple(socket for socket, _ in ix.numa_sockets[numa]) for numa in numas]
+    chooser = _Chooser(numas, free_counts, count, group, sockets=sockets)
     literal = literal or len(set(numas)) != len(numas)
     low, high = _numa_range(ix, count, numas, group)
     for k in range(low, high + 1):

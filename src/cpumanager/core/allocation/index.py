@@ -7,16 +7,24 @@ name), so two different machines never share an index and memory stays bounded.
 
 Core, socket, NUMA and uncore ids are looked up topology-wide, as the kubelet does: a core id
 that repeats on two sockets names the CPUs of both.
+
+A machine seen once (a fleet evaluation) pays the build, so the build does as little as it
+can: the flat tables are the topology's own per-level sets turned into ints, and the
+nesting ("cores of NUMA node 3") is worked out one parent at a time, when a take first asks
+for that parent, by reading the child ids of the parent's own CPUs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from functools import lru_cache
+from itertools import chain
+from operator import attrgetter
 
-from cpumanager.core.topology import CPUTopology
+from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.topology import CPUInfo, CPUTopology
 
-__all__ = ["Members", "TopologyIndex", "popcount", "topology_index"]
+__all__ = ["Members", "Nesting", "TopologyIndex", "popcount", "topology_index"]
 
 # (element id, bits of that element's CPUs inside the parent element), ascending by id.
 Members = tuple[tuple[int, int], ...]
@@ -26,120 +34,129 @@ def popcount(bits: int) -> int:
     return bits.bit_count()
 
 
-class TopologyIndex:
-    """Bitmasks of every core, socket, NUMA node and uncore cache, and their nesting.
+def _bits_by_id(topology: CPUTopology, level: str) -> dict[int, int]:
+    return {element: cpus.bits for element, cpus in topology.groups(level).items()}
 
-    The flat tables are built in one pass over the CPUs; the nesting tables, which only some
-    steps read, are built on first use. Together that keeps a machine seen once (a fleet
-    evaluation) cheap: index and first take well under a millisecond at 256 CPUs.
+
+class Nesting:
+    """parent id -> Members of one child level; each parent's entry is built on first use.
+
+    A child that spans two parents (a core id repeated on two sockets) appears under each,
+    with only its CPUs inside that parent. Unknown parents raise KeyError, as a dict does.
     """
 
+    __slots__ = ("_built", "_child", "_children", "_cpus", "_parents")
+
+    def __init__(
+        self,
+        parents: Mapping[int, int],
+        children: Mapping[int, int],
+        child_level: str,
+        cpus: Mapping[int, CPUInfo],
+    ) -> None:
+        self._parents = parents
+        self._children = children
+        self._child = attrgetter(child_level)
+        self._cpus = cpus
+        self._built: dict[int, Members] = {}
+
+    def __getitem__(self, parent: int) -> Members:
+        found = self._built.get(parent)
+        if found is None:
+            found = self._built[parent] = self._build(self._parents[parent])
+        return found
+
+    def __contains__(self, parent: object) -> bool:
+        return parent in self._parents
+
+    def get(self, parent: int, default: Members = ()) -> Members:
+        if parent in self._parents:
+            return self[parent]
+        return default
+
+    def _build(self, parent_bits: int) -> Members:
+        """Children holding a CPU of the parent, by id, clipped to the parent's CPUs.
+
+        Whichever is shorter is walked: the child table (few big children, such as the
+        NUMA nodes of a socket) or the parent's CPUs (many small ones, such as cores).
+        """
+        children = self._children
+        if len(children) <= parent_bits.bit_count():
+            return tuple(
+                (element, bits & parent_bits)
+                for element, bits in children.items()
+                if bits & parent_bits
+            )
+        cpu_ids = chain.from_iterable(
+            range(start, end + 1) for start, end in CPUSet.from_bits(parent_bits).runs()
+        )
+        ids = sorted(set(map(self._child, map(self._cpus.__getitem__, cpu_ids))))
+        members = []
+        for element in ids:
+            bits = children[element]
+            if bits & ~parent_bits:  # spans parents: keep the part inside this one
+                bits &= parent_bits
+            members.append((element, bits))
+        return tuple(members)
+
+
+class TopologyIndex:
+    """Bitmasks of every core, socket, NUMA node and uncore cache, and their nesting."""
+
     __slots__ = (
-        "_nested",
+        "_smallest_core",
         "all_bits",
         "core_bits",
         "cpus_per_core",
         "cpus_per_uncore",
         "l3_bits",
+        "l3_cores",
         "numa_bits",
+        "numa_cores",
         "numa_first",
-        "smallest_core",
+        "numa_l3",
+        "numa_sockets",
         "socket_bits",
+        "socket_cores",
+        "socket_numas",
         "topology",
     )
 
     def __init__(self, topology: CPUTopology) -> None:
         self.topology = topology
         self.all_bits = topology.all_cpus.bits
-        cores: dict[int, int] = {}
-        sockets: dict[int, int] = {}
-        numas: dict[int, int] = {}
-        l3s: dict[int, int] = {}
-        for info in topology.cpus.values():
-            bit = 1 << info.cpu
-            key = info.core
-            cores[key] = cores.get(key, 0) | bit
-            key = info.socket
-            sockets[key] = sockets.get(key, 0) | bit
-            key = info.numa
-            numas[key] = numas.get(key, 0) | bit
-            key = info.l3
-            l3s[key] = l3s.get(key, 0) | bit
-        self.core_bits = dict(sorted(cores.items()))
-        self.socket_bits = dict(sorted(sockets.items()))
-        self.numa_bits = dict(sorted(numas.items()))
-        self.l3_bits = dict(sorted(l3s.items()))
-        self._nested: dict[str, dict[int, Members]] = {}
+        self.core_bits = cores = _bits_by_id(topology, "core")
+        self.socket_bits = sockets = _bits_by_id(topology, "socket")
+        self.numa_bits = numas = _bits_by_id(topology, "numa")
+        self.l3_bits = l3s = _bits_by_id(topology, "l3")
+        cpus = topology.cpus
+        self.socket_cores = Nesting(sockets, cores, "core", cpus)
+        self.numa_cores = Nesting(numas, cores, "core", cpus)
+        self.numa_sockets = Nesting(numas, sockets, "socket", cpus)
+        self.socket_numas = Nesting(sockets, numas, "numa", cpus)
+        self.numa_l3 = Nesting(numas, l3s, "l3", cpus)
+        self.l3_cores = Nesting(l3s, cores, "core", cpus)
         # The kubelet reads the declared counters, never the CPU map, for these.
         self.cpus_per_core = topology.cpus_per_core
         self.cpus_per_uncore = topology.cpus_per_uncore_cache
         self.numa_first = topology.num_sockets >= topology.num_numa_nodes
-        self.smallest_core = min((b.bit_count() for b in cores.values()), default=1)
-
-    def _nesting(self, parent: str, child: str) -> dict[int, Members]:
-        name = f"{parent}_{child}"
-        found = self._nested.get(name)
-        if found is None:
-            found = self._nested[name] = self._nest(parent, child)
-        return found
-
-    def _nest(self, parent: str, child: str) -> dict[int, Members]:
-        """parent -> ((child, bits of child within parent), ...) sorted by child id."""
-        tables = {"core": self.core_bits, "socket": self.socket_bits, "numa": self.numa_bits}
-        tables["l3"] = self.l3_bits
-        parent_bits = tables[parent]
-        cpus = self.topology.cpus
-        nested: dict[int, list[tuple[int, int]]] = {}
-        for element, bits in tables[child].items():  # ascending ids: lists stay sorted
-            lowest = (bits & -bits).bit_length() - 1
-            owner = getattr(cpus[lowest], parent)
-            if bits & ~parent_bits[owner] == 0:  # the usual case: inside one parent
-                nested.setdefault(owner, []).append((element, bits))
-                continue
-            for owner, owner_bits in parent_bits.items():  # spans parents: split it
-                if bits & owner_bits:
-                    nested.setdefault(owner, []).append((element, bits & owner_bits))
-        return {owner: tuple(members) for owner, members in nested.items()}
+        self._smallest_core = 0
 
     @property
-    def socket_cores(self) -> dict[int, Members]:
-        return self._nesting("socket", "core")
+    def smallest_core(self) -> int:
+        """CPUs of the smallest core (1 for a machine without CPUs)."""
+        if not self._smallest_core:
+            self._smallest_core = min(map(int.bit_count, self.core_bits.values()), default=1)
+        return self._smallest_core
 
-    @property
-    def numa_cores(self) -> dict[int, Members]:
-        return self._nesting("numa", "core")
-
-    @property
-    def numa_sockets(self) -> dict[int, Members]:
-        return self._nesting("numa", "socket")
-
-    @property
-    def socket_numas(self) -> dict[int, Members]:
-        return self._nesting("socket", "numa")
-
-    @property
-    def numa_l3(self) -> dict[int, Members]:
-        return self._nesting("numa", "l3")
-
-    @property
-    def l3_cores(self) -> dict[int, Members]:
-        return self._nesting("l3", "core")
-
-    def union(self, table: Mapping[int, int], ids: Iterable[int]) -> int:
-        bits = 0
-        for key in ids:
-            bits |= table.get(key, 0)
-        return bits
-
-    def numa_nodes_in_same_socket(self, numa_ids: Iterable[int]) -> bool:
+    def numa_nodes_in_same_socket(self, numa_ids: list[int] | tuple[int, ...]) -> bool:
         """The kubelet's ``AreNUMANodesInSameSocket`` (false for unknown nodes)."""
         nesting = self.numa_sockets
         sockets: set[int] = set()
         for numa in numa_ids:
-            found = nesting.get(numa)
-            if found is None:
+            if numa not in nesting:
                 return False
-            sockets.update(socket for socket, _ in found)
+            sockets.update(socket for socket, _ in nesting[numa])
         return len(sockets) <= 1
 
 
