@@ -98,6 +98,9 @@ def decode_any(data: bytes, *, source: str = "<bytes>") -> tuple[CheckpointKind,
     CheckpointCorruptError (checksum mismatch), each one line with a remedy. The document is
     parsed once for the memory and device files.
     """
+    fast = _decode_plain(data)
+    if fast is not None:
+        return fast
     kind, tree = _detect(data, source)
     if kind == "memory":
         from cpumanager.checkpoint import memory
@@ -108,6 +111,28 @@ def decode_any(data: bytes, *, source: str = "<bytes>") -> tuple[CheckpointKind,
 
         return kind, device.decode_device(data, source=source, tree=tree)
     return kind, codec.decode(data, source=source)
+
+
+def _decode_plain(data: bytes) -> tuple[CheckpointKind, AnyCheckpoint] | None:
+    """A usual memory or device file through the fast readers; None: the faithful path."""
+    if b'"machineState"' not in data and b'"Data"' not in data:
+        return None  # a CPU file (the codec has its own fast path) or something unusual
+    from cpumanager.checkpoint import plainjson
+
+    document = plainjson.load_plain(data)
+    if document is None:
+        return None
+    if "machineState" in document.tree:
+        from cpumanager.checkpoint import memory_read
+
+        found = memory_read.decode_memory_tree(document)
+        return None if found is None else ("memory", found)
+    if "Data" in document.tree:
+        from cpumanager.checkpoint import device_fast
+
+        device = device_fast.decode_device_tree(document)
+        return None if device is None else ("device", device)
+    return None
 
 
 def encode_any(checkpoint: AnyCheckpoint) -> bytes:

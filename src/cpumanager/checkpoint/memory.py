@@ -245,6 +245,11 @@ def attempt_tree(tree: gojson.JSONValue) -> MemoryAttempt:
 
 def attempt_memory(data: bytes) -> MemoryAttempt:
     """Read ``data`` as the kubelet reads ``memory_manager_state``; never raises."""
+    from cpumanager.checkpoint.memory_read import decode_memory_plain  # imports this module
+
+    plain = decode_memory_plain(data)
+    if plain is not None:  # the usual file, verified: the same result as below, sooner
+        return MemoryAttempt("ok", plain, "", plain.checksum, plain.checksum)
     try:
         tree = fastjson.parse(data)
     except gojson.GoJSONSyntaxError as err:

@@ -1,157 +1,178 @@
-"""A direct writer for the usual ``memory_manager_state``: the same bytes and checksum text.
+"""A direct writer for ``memory_manager_state``: the same bytes and checksum text, in bulk.
 
 The exact path (:mod:`goencode`, :mod:`gospew`) walks Go types as data, one value at a
-time; on 1,000 containers that walk is most of the time. The kubelet's own files have one
-shape: every pointer set, every string printable ASCII with nothing JSON would escape (no
-``"``, ``\\``, ``<``, ``>``, ``&``). For that shape both texts are written here with one
-f-string per table, node or block. Any other checkpoint (a nil pointer, map or slice, an
-unusual string) returns None and the exact path decides; tests compare the two.
+time; on 1,000 containers that walk is most of the time. Here both texts are built with
+one format per table, node and block, the blocks of the whole file in one ``map`` over
+C-level formatting, and checked once at the end instead of string by string:
+
+* **nil**: a nil map, slice or pointer (None) makes the builders raise (AttributeError,
+  TypeError): the exact path decides;
+* **JSON**: the text must be printable ASCII with no ``\\``, ``<``, ``>``, ``&`` (what
+  ``json.Marshal`` would escape) and hold exactly two quotes per string written (a ``"``
+  inside a name would add more);
+* **go-spew**: prints strings raw, so any ASCII text is right as built (non-ASCII: exact path,
+  which replaces surrogates as Go does).
+
+Tests compare both texts with the exact path's on random checkpoints.
 """
 
 from __future__ import annotations
 
-import re
-from typing import TYPE_CHECKING
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # memory.py imports this module
-    from cpumanager.checkpoint.memory import (
-        Block,
-        MemoryManagerCheckpoint,
-        MemoryTable,
-        NUMANodeState,
-    )
+    from cpumanager.checkpoint.memory import MemoryManagerCheckpoint, NUMANodeState
 
-__all__ = ["marshal_memory", "spew_memory"]
+__all__ = ["IntListTexts", "marshal_memory", "spew_memory", "spew_node"]
 
-# Printable ASCII that json.Marshal writes as is and go-spew prints unchanged.
-_RAW = re.compile(r"[ !#-%'-;=?-\[\]-~]*")
 _PREFIX = "(*state.MemoryManagerCheckpoint){PolicyName:(string)"
 _MAP_TYPE = "(map[v1.ResourceName]*state.MemoryTable)"
+_TABLE_SPEW = (
+    "{}:<*>{{TotalMemSize:(uint64){} SystemReserved:(uint64){} Allocatable:(uint64){}"
+    " Reserved:(uint64){} Free:(uint64){}}}"
+)
+_TABLE_JSON = '"{}":{{"total":{},"systemReserved":{},"allocatable":{},"reserved":{},"free":{}}}'
+_TABLE_FIELDS = attrgetter("total", "system_reserved", "allocatable", "reserved", "free")
 
 
-def _raw(*texts: str) -> bool:
-    return all(type(text) is str and _RAW.fullmatch(text) is not None for text in texts)
+class IntListTexts(dict[tuple[int, ...], str]):
+    """NUMA affinities as text, each distinct tuple joined once per file (few differ)."""
+
+    def __init__(self, separator: str) -> None:
+        super().__init__()
+        self.separator = separator
+
+    def __missing__(self, key: tuple[int, ...]) -> str:
+        text = self[key] = self.separator.join(map(str, key))
+        return text
 
 
-def _plain(checkpoint: MemoryManagerCheckpoint) -> bool:
-    """Every pointer, map and slice set and every string raw: the shape written here."""
-    machine = checkpoint.machine_state
-    entries = checkpoint.entries
-    if machine is None or entries is None or not _raw(checkpoint.policy_name):
-        return False
-    for node in machine.values():
-        if node is None or node.memory_map is None or node.cells is None:
-            return False
-        if not _raw(*node.memory_map) or None in node.memory_map.values():
-            return False
-    for containers in entries.values():
-        if containers is None or not _raw(*containers):
-            return False
-        for blocks in containers.values():
-            if blocks is None:
-                return False
-            for block in blocks:
-                if block.numa_affinity is None or not _raw(block.type):
-                    return False
-    return _raw(*entries)
-
-
-def _ints(values: tuple[int, ...], separator: str) -> str:
-    return separator.join(map(str, values))
-
-
-def _spew_table(table: MemoryTable) -> str:
-    return (
-        f"<*>{{TotalMemSize:(uint64){table.total} SystemReserved:(uint64){table.system_reserved}"
-        f" Allocatable:(uint64){table.allocatable} Reserved:(uint64){table.reserved}"
-        f" Free:(uint64){table.free}}}"
+def _spew_entries(entries: dict[str, Any]) -> str:
+    affinity = IntListTexts(" ")
+    return " ".join(
+        [
+            f"{pod}:map["
+            + " ".join(
+                [
+                    f"{name}:["
+                    + " ".join(
+                        [
+                            f"{{NUMAAffinity:([]int)[{affinity[block.numa_affinity]}]"
+                            f" Type:(v1.ResourceName){block.type} Size:(uint64){block.size}}}"
+                            for block in blocks
+                        ]
+                    )
+                    + "]"
+                    for name, blocks in sorted(containers.items())
+                ]
+            )
+            + "]"
+            for pod, containers in sorted(entries.items())
+        ]
     )
 
 
-def _spew_node(node: NUMANodeState) -> str:
-    tables = node.memory_map or {}
-    rendered = " ".join(
-        f"{name}:{_spew_table(table)}" for name, table in sorted(tables.items()) if table
-    )
-    return (
-        f"<*>{{NumberOfAssignments:(int){node.number_of_assignments} "
-        f"MemoryMap:{_MAP_TYPE}map[{rendered}] Cells:([]int)[{_ints(node.cells or (), ' ')}]}}"
-    )
+def _json_entries(entries: dict[str, Any]) -> tuple[str, int]:
+    """The JSON of ``entries`` and the number of strings in it."""
+    affinity = IntListTexts(",")
+    strings = len(entries)
+    pods = []
+    for pod, containers in sorted(entries.items()):
+        strings += len(containers)
+        rendered = []
+        for name, blocks in sorted(containers.items()):
+            strings += 4 * len(blocks)
+            rendered.append(
+                f'"{name}":['
+                + ",".join(
+                    [
+                        f'{{"numaAffinity":[{affinity[block.numa_affinity]}],'
+                        f'"type":"{block.type}","size":{block.size}}}'
+                        for block in blocks
+                    ]
+                )
+                + "]"
+            )
+        pods.append(f'"{pod}":{{{",".join(rendered)}}}')
+    return ",".join(pods), strings
 
 
-def _spew_block(block: Block) -> str:
+def spew_node(key: int, node: NUMANodeState) -> str:
+    """go-spew's ``key:<*>{...}`` of one machine-state node (raises on a nil inside)."""
+    tables = " ".join(
+        _TABLE_SPEW.format(name, *_TABLE_FIELDS(table))
+        for name, table in sorted(node.memory_map.items())  # type: ignore[union-attr]
+    )
+    cells = " ".join(map(str, node.cells))  # type: ignore[arg-type]
     return (
-        f"{{NUMAAffinity:([]int)[{_ints(block.numa_affinity or (), ' ')}]"
-        f" Type:(v1.ResourceName){block.type} Size:(uint64){block.size}}}"
+        f"{key}:<*>{{NumberOfAssignments:(int){node.number_of_assignments} "
+        f"MemoryMap:{_MAP_TYPE}map[{tables}] Cells:([]int)[{cells}]}}"
     )
 
 
 def spew_memory(checkpoint: MemoryManagerCheckpoint) -> str | None:
     """go-spew's text of ``&checkpoint`` with the checksum zeroed, or None (exact path)."""
-    if not _plain(checkpoint):
+    machine = checkpoint.machine_state
+    entries = checkpoint.entries
+    if machine is None or entries is None or type(checkpoint.policy_name) is not str:
         return None
-    machine = checkpoint.machine_state or {}
-    entries = checkpoint.entries or {}
-    nodes = " ".join(f"{key}:{_spew_node(node)}" for key, node in sorted(machine.items()) if node)
-    pods = " ".join(
-        f"{pod}:map["
-        + " ".join(
-            f"{name}:[{' '.join(map(_spew_block, blocks or ()))}]"
-            for name, blocks in sorted((containers or {}).items())
-        )
-        + "]"
-        for pod, containers in sorted(entries.items())
-    )
-    return (
+    try:
+        nodes = " ".join([spew_node(key, node) for key, node in sorted(machine.items())])
+        pods = _spew_entries(entries)
+    except (AttributeError, TypeError):
+        return None
+    text = (
         f"{_PREFIX}{checkpoint.policy_name} MachineState:(state.NUMANodeMap)map[{nodes}]"
         f" Entries:(state.ContainerMemoryAssignments)map[{pods}] Checksum:(checksum.Checksum)0}}"
     )
+    return text if text.isascii() else None
 
 
-def _json_table(table: MemoryTable) -> str:
+def _json_node(key: int, node: NUMANodeState) -> str:
+    tables = ",".join(
+        _TABLE_JSON.format(name, *_TABLE_FIELDS(table))
+        for name, table in sorted(node.memory_map.items())  # type: ignore[union-attr]
+    )
+    cells = ",".join(map(str, node.cells))  # type: ignore[arg-type]
     return (
-        f'{{"total":{table.total},"systemReserved":{table.system_reserved},'
-        f'"allocatable":{table.allocatable},"reserved":{table.reserved},"free":{table.free}}}'
+        f'"{key}":{{"numberOfAssignments":{node.number_of_assignments},"memoryMap":{{{tables}}},'
+        f'"cells":[{cells}]}}'
     )
 
 
-def _json_node(node: NUMANodeState) -> str:
-    tables = node.memory_map or {}
-    rendered = ",".join(
-        f'"{name}":{_json_table(table)}' for name, table in sorted(tables.items()) if table
-    )
+def _json_safe(text: str) -> bool:
+    """Nothing in ``text`` that ``json.Marshal`` would escape."""
     return (
-        f'{{"numberOfAssignments":{node.number_of_assignments},"memoryMap":{{{rendered}}},'
-        f'"cells":[{_ints(node.cells or (), ",")}]}}'
-    )
-
-
-def _json_block(block: Block) -> str:
-    return (
-        f'{{"numaAffinity":[{_ints(block.numa_affinity or (), ",")}],'
-        f'"type":"{block.type}","size":{block.size}}}'
+        text.isascii()
+        and text.isprintable()
+        and "\\" not in text
+        and "<" not in text
+        and ">" not in text
+        and "&" not in text
     )
 
 
 def marshal_memory(checkpoint: MemoryManagerCheckpoint) -> bytes | None:
     """``json.Marshal`` of the checkpoint, or None when the exact writer must decide."""
-    if not _plain(checkpoint):
+    machine = checkpoint.machine_state
+    entries = checkpoint.entries
+    if machine is None or entries is None or type(checkpoint.policy_name) is not str:
         return None
-    machine = checkpoint.machine_state or {}
-    entries = checkpoint.entries or {}
-    # Go sorts the int keys as strings ("10" before "2")
-    keyed = sorted((str(key), node) for key, node in machine.items() if node)
-    nodes = ",".join(f'"{text}":{_json_node(node)}' for text, node in keyed)
-    text = f'{{"policyName":"{checkpoint.policy_name}","machineState":{{{nodes}}}'
-    if entries:
-        pods = ",".join(
-            f'"{pod}":{{'
-            + ",".join(
-                f'"{name}":[{",".join(map(_json_block, blocks or ()))}]'
-                for name, blocks in sorted((containers or {}).items())
-            )
-            + "}"
-            for pod, containers in sorted(entries.items())
-        )
-        text += f',"entries":{{{pods}}}'
-    return f'{text},"checksum":{checkpoint.checksum}}}'.encode("ascii")
+    strings = 4  # policyName and its value, machineState, checksum
+    try:
+        # Go sorts the int keys as strings ("10" before "2")
+        keyed = sorted((str(key), node) for key, node in machine.items())
+        nodes = ",".join([_json_node(key, node) for key, node in keyed])  # type: ignore[arg-type]
+        strings += sum(4 + 6 * len(node.memory_map) for _, node in keyed)  # type: ignore[arg-type]
+        text = f'{{"policyName":"{checkpoint.policy_name}","machineState":{{{nodes}}}'
+        if entries:
+            pods, counted = _json_entries(entries)
+            text += f',"entries":{{{pods}}}'
+            strings += 1 + counted
+    except (AttributeError, TypeError):
+        return None
+    text = f'{text},"checksum":{checkpoint.checksum}}}'
+    if not _json_safe(text) or text.count('"') != 2 * strings:
+        return None
+    return text.encode("ascii")

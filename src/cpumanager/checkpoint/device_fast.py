@@ -1,0 +1,228 @@
+"""Fast paths for the usual ``kubelet_internal_checkpoint`` (V2): the exact path's bytes.
+
+The exact path (:mod:`goencode`, :mod:`gospew`, :mod:`godecode`) walks Go types as data one
+value at a time; on 1,000 entries of a 120-byte ``AllocResp`` the per-byte decimal of
+go-spew's ``[]uint8`` alone is thousands of Python calls. Here:
+
+* **writing** builds both texts with one f-string per entry; ``AllocResp`` goes through C
+  (``base64`` for JSON, a ``str.translate`` table from byte to decimal for go-spew). A nil
+  map, slice or ``[]byte`` (None) makes the builders raise: the exact path decides. The JSON
+  is then checked once: printable ASCII, nothing ``json.Marshal`` escapes, two quotes per
+  string written; go-spew's text only needs to be ASCII (it prints strings raw);
+* **reading** takes a :mod:`plainjson` document whose objects hold exactly the Go field
+  names (no ``null``, no unknown or case-folded key), strings where strings go, canonical
+  decimal NUMA keys, valid base64, and whose checksum verifies against the text built here.
+  Anything else (V1 files included) returns None and the exact reader decides and words.
+
+Tests compare both directions with the exact path on random and mutated checkpoints.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from itertools import chain
+from operator import itemgetter
+from typing import Any
+
+from cpumanager.checkpoint.checksum import fnv1a_32
+from cpumanager.checkpoint.device import (
+    DeviceCheckpointData,
+    DeviceManagerCheckpoint,
+    PodDevicesEntry,
+)
+from cpumanager.checkpoint.plainjson import (
+    UINT64_MAX,
+    PlainDocument,
+    all_of_type,
+    build_slotted,
+    columns,
+    fields_only,
+    ints_within,
+    load_plain,
+)
+
+__all__ = ["decode_device_plain", "decode_device_tree", "marshal_device", "spew_device"]
+
+_DATA_PREFIX = "(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)["
+_REGISTERED = "] RegisteredDevices:(map[string][]string)map["
+# byte -> "decimal " for go-spew's []uint8 (the last space is cut)
+_DECIMALS = {byte: f"{byte} " for byte in range(256)}
+_ENTRY_VALUES = itemgetter("PodUID", "ContainerName", "ResourceName", "DeviceIDs", "AllocResp")
+_NUMA_KEYS = re.compile(r"(?:0|-?[1-9][0-9]{0,17})(?:,(?:0|-?[1-9][0-9]{0,17}))*")
+_TOP = frozenset({"Data", "Checksum"})
+_DATA = frozenset({"PodDeviceEntries", "RegisteredDevices"})
+
+
+def _spew_bytes(value: bytes) -> str:
+    return value.decode("latin-1").translate(_DECIMALS)[:-1]
+
+
+def _spew_ids(ids: dict[int, tuple[str, ...] | None]) -> str:
+    return " ".join([f"{node}:[{' '.join(devices)}]" for node, devices in sorted(ids.items())])  # type: ignore[arg-type]
+
+
+def _spew_registered(registered: dict[str, Any]) -> str:
+    return " ".join([f"{name}:[{' '.join(ids)}]" for name, ids in sorted(registered.items())])
+
+
+def _spew_text(entries: list[str], registered: str) -> str:
+    return f"{_DATA_PREFIX}{' '.join(entries)}{_REGISTERED}{registered}]}}"
+
+
+def spew_device(checkpoint: DeviceManagerCheckpoint) -> str | None:
+    """go-spew's text of ``checkpoint.data`` (what the checksum covers), or None."""
+    data = checkpoint.data
+    if data.pod_device_entries is None or data.registered_devices is None:
+        return None
+    try:
+        entries = [
+            f"{{PodUID:(string){entry.pod_uid} ContainerName:(string){entry.container_name}"
+            f" ResourceName:(string){entry.resource_name}"
+            f" DeviceIDs:(checkpoint.DevicesPerNUMA)map[{_spew_ids(entry.device_ids)}]"  # type: ignore[arg-type]
+            f" AllocResp:([]uint8)[{_spew_bytes(entry.alloc_resp)}]}}"  # type: ignore[arg-type]
+            for entry in data.pod_device_entries
+        ]
+        text = _spew_text(entries, _spew_registered(data.registered_devices))
+    except (AttributeError, TypeError):
+        return None
+    return text if text.isascii() else None
+
+
+def _json_strings(values: tuple[str, ...]) -> str:
+    return '"' + '","'.join(values) + '"' if values else ""
+
+
+def _json_ids(ids: dict[int, tuple[str, ...] | None]) -> str:
+    # Go writes int map keys as strings and sorts them as strings ("-1" < "10" < "2")
+    keyed = sorted((str(node), devices) for node, devices in ids.items())
+    return ",".join([f'"{node}":[{_json_strings(devices)}]' for node, devices in keyed])  # type: ignore[arg-type]
+
+
+def marshal_device(checkpoint: DeviceManagerCheckpoint) -> bytes | None:
+    """``json.Marshal`` of the V2 checkpoint, or None when the exact writer must decide."""
+    data = checkpoint.data
+    entries = data.pod_device_entries
+    registered = data.registered_devices
+    if entries is None or registered is None:
+        return None
+    try:
+        rows = ",".join(
+            [
+                f'{{"PodUID":"{entry.pod_uid}","ContainerName":"{entry.container_name}",'
+                f'"ResourceName":"{entry.resource_name}","DeviceIDs":{{{_json_ids(entry.device_ids)}}},'  # type: ignore[arg-type]
+                f'"AllocResp":"{base64.b64encode(entry.alloc_resp).decode("ascii")}"}}'  # type: ignore[arg-type]
+                for entry in entries
+            ]
+        )
+        devices = ",".join(
+            [f'"{name}":[{_json_strings(ids)}]' for name, ids in sorted(registered.items())]  # type: ignore[arg-type]
+        )
+        strings = 4 + 9 * len(entries) + len(registered)
+        strings += sum(len(entry.device_ids) for entry in entries)  # type: ignore[arg-type]
+        strings += sum(map(len, chain.from_iterable(e.device_ids.values() for e in entries)))  # type: ignore[union-attr]
+        strings += sum(map(len, registered.values()))  # type: ignore[arg-type]
+    except (AttributeError, TypeError):
+        return None
+    text = (
+        f'{{"Data":{{"PodDeviceEntries":[{rows}],"RegisteredDevices":{{{devices}}}}},'
+        f'"Checksum":{checkpoint.checksum}}}'
+    )
+    if not _json_safe(text) or text.count('"') != 2 * strings:
+        return None
+    return text.encode("ascii")
+
+
+def _json_safe(text: str) -> bool:
+    """Nothing in ``text`` that ``json.Marshal`` would escape."""
+    return (
+        text.isascii()
+        and text.isprintable()
+        and "\\" not in text
+        and "<" not in text
+        and ">" not in text
+        and "&" not in text
+    )
+
+
+def _string_lists(values: list[Any]) -> bool:
+    """Every value a list of strings."""
+    return all_of_type(values, list) and all_of_type(chain.from_iterable(values), str)
+
+
+def _entries(raw: object) -> tuple[list[PodDevicesEntry], list[str], int, int] | None:
+    """The entries, their go-spew texts, their string and dash counts, or None."""
+    if type(raw) is not list:
+        return None
+    rows = fields_only(raw, 5, _ENTRY_VALUES)
+    if rows is None:
+        return None
+    pods, names, resources, maps, allocs = columns(rows, 5)
+    if not all_of_type(chain(pods, names, resources, allocs), str):
+        return None
+    if not all_of_type(maps, dict):
+        return None
+    keys = ",".join(chain.from_iterable(maps))
+    if keys and not _NUMA_KEYS.fullmatch(keys):
+        return None
+    lists = list(chain.from_iterable(map(dict.values, maps)))
+    if not _string_lists(lists):
+        return None
+    try:  # validate: Go refuses bytes outside the alphabet
+        responses = [base64.b64decode(text, validate=True) for text in allocs]
+    except (binascii.Error, ValueError):
+        return None
+    ids = [{int(node): tuple(devices) for node, devices in numa.items()} for numa in maps]
+    made = build_slotted(
+        PodDevicesEntry, [pods, names, resources, ids, responses], len(rows)
+    )
+    texts = [
+        f"{{PodUID:(string){pod} ContainerName:(string){name} ResourceName:(string){resource}"
+        f" DeviceIDs:(checkpoint.DevicesPerNUMA)map[{_spew_ids(numa)}]"
+        f" AllocResp:([]uint8)[{_spew_bytes(response)}]}}"
+        for pod, name, resource, numa, response in zip(
+            pods, names, resources, ids, responses, strict=True
+        )
+    ]
+    strings = 9 * len(rows) + sum(map(len, maps)) + sum(map(len, lists))
+    dashes = "".join(chain(pods, names, resources, [keys], chain.from_iterable(lists))).count("-")
+    return made, texts, strings, dashes
+
+
+def decode_device_tree(document: PlainDocument) -> DeviceManagerCheckpoint | None:
+    """The verified V2 checkpoint in a :func:`~plainjson.load_plain` document, or None."""
+    tree = document.tree
+    data = tree.get("Data")
+    checksum = tree.get("Checksum", 0)
+    if type(data) is not dict or not _TOP.issuperset(tree) or not _DATA.issuperset(data):
+        return None
+    if not ints_within([checksum], 0, UINT64_MAX):
+        return None
+    found = _entries(data.get("PodDeviceEntries", []))
+    registered = data.get("RegisteredDevices", {})
+    if found is None or type(registered) is not dict:
+        return None
+    lists = list(registered.values())
+    if not _string_lists(lists):
+        return None
+    made, texts, strings, dashes = found
+    strings += len(tree) + len(data) + len(registered) + sum(map(len, lists))
+    if strings != document.strings:
+        return None  # a duplicate key collapsed: Go merges or overrides
+    dashes += "".join(chain(registered, chain.from_iterable(lists))).count("-")
+    if dashes != document.dashes:
+        return None  # a negative number: Go refuses -0 where Python reads 0
+    devices = {name: tuple(ids) for name, ids in registered.items()}
+    text = _spew_text(texts, _spew_registered(devices))
+    if fnv1a_32(text.encode("ascii")) != checksum:
+        return None  # corrupt, or a V1 file: the exact reader decides
+    return DeviceManagerCheckpoint(DeviceCheckpointData(tuple(made), devices), checksum)
+
+
+def decode_device_plain(data: bytes) -> DeviceManagerCheckpoint | None:
+    """The checkpoint a released kubelet reads from ``data``, when it is plain V2 and verifies."""
+    document = load_plain(data)
+    if document is None:
+        return None
+    return decode_device_tree(document)

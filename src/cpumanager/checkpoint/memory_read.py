@@ -1,0 +1,200 @@
+"""A fast reader for the usual ``memory_manager_state``: the faithful reader's result, sooner.
+
+The faithful reader (:mod:`gojson` tree, :mod:`godecode` walk, :mod:`gospew` checksum)
+follows every rule of Go's decoder one value at a time. A file the kubelet wrote has one
+shape, read here from ``json.loads`` (:mod:`plainjson`: ASCII, no escapes, no negative
+number, no duplicate key) with the blocks of the whole file checked in bulk:
+
+* every object holds exactly its struct's JSON keys, spelled as written (Go would also
+  match other cases and ignore unknown keys; ``policyName``, ``entries`` and ``checksum`` may
+  be missing, as they keep their pre-initialised values);
+* no ``null``; integers in their field's range; machine-state keys in canonical decimal
+  (``"07"`` or ``"+7"`` are Go integers too, and could collide);
+* pods and each pod's containers in sorted order (``json.Marshal`` writes them so; the
+  checksum text is then built in document order);
+* the stored checksum equals the one computed from the go-spew text built here.
+
+Anything else, a mismatching checksum included, returns None and the faithful reader gives
+the verdict and its wording. Tests compare the two on random and mutated files.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import chain, islice, repeat
+from operator import itemgetter
+from typing import Any
+
+from cpumanager.checkpoint.checksum import fnv1a_32
+from cpumanager.checkpoint.memory import (
+    Block,
+    MemoryManagerCheckpoint,
+    MemoryTable,
+    NUMANodeState,
+)
+from cpumanager.checkpoint.plainjson import (
+    INT64_MAX,
+    INT64_MIN,
+    UINT64_MAX,
+    PlainDocument,
+    all_of_type,
+    build_slotted,
+    columns,
+    fields_only,
+    ints_within,
+    keys_sorted,
+    load_plain,
+)
+
+__all__ = ["decode_memory_plain", "decode_memory_tree"]
+
+_TOP = frozenset({"policyName", "machineState", "entries", "checksum"})
+_NODE_KEYS = re.compile(r"(?:0|[1-9][0-9]{0,17})(?:,(?:0|[1-9][0-9]{0,17}))*")
+_NODE_VALUES = itemgetter("numberOfAssignments", "memoryMap", "cells")
+_TABLE_VALUES = itemgetter("total", "systemReserved", "allocatable", "reserved", "free")
+_AFFINITY = itemgetter("numaAffinity")
+_TYPE = itemgetter("type")
+_SIZE = itemgetter("size")
+_PREFIX = "(*state.MemoryManagerCheckpoint){PolicyName:(string)"
+_MAP_TYPE = "(map[v1.ResourceName]*state.MemoryTable)"
+_CONTAINER_SPEW = "{}:[{}]".format
+def _machine(raw: object) -> tuple[dict[int, NUMANodeState | None], str, int, int] | None:
+    """The machine state, its go-spew text, its string and dash counts, or None."""
+    if type(raw) is not dict:
+        return None
+    nodes = list(raw.values())
+    if not nodes:
+        return {}, "", 0, 0
+    rows = fields_only(nodes, 3, _NODE_VALUES)
+    if rows is None or not _NODE_KEYS.fullmatch(",".join(raw)):
+        return None
+    counts, maps, cells = columns(rows, 3)
+    if not all_of_type(maps, dict) or not all_of_type(cells, list) or not keys_sorted(maps):
+        return None
+    if not ints_within([*counts, *chain.from_iterable(cells)], INT64_MIN, INT64_MAX):
+        return None
+    names = list(chain.from_iterable(maps))
+    tables = fields_only(list(chain.from_iterable(map(dict.values, maps))), 5, _TABLE_VALUES)
+    if tables is None or not ints_within(list(chain.from_iterable(tables)), 0, UINT64_MAX):
+        return None
+    made = iter(build_slotted(MemoryTable, columns(tables, 5), len(tables)))
+    memory_maps = [dict(zip(names_, made)) for names_ in maps]  # zip stops at each map's end
+    states = build_slotted(NUMANodeState, [counts, memory_maps, list(map(tuple, cells))], len(nodes))
+    keys = list(map(int, raw))
+    spewed = iter(
+        [
+            f"{name}:<*>{{TotalMemSize:(uint64){total} SystemReserved:(uint64){reserved_by_system}"
+            f" Allocatable:(uint64){allocatable} Reserved:(uint64){reserved} Free:(uint64){free}}}"
+            for name, (total, reserved_by_system, allocatable, reserved, free) in zip(
+                names, tables, strict=True
+            )
+        ]
+    )
+    texts = [
+        f"{key}:<*>{{NumberOfAssignments:(int){count} MemoryMap:{_MAP_TYPE}map["
+        f"{' '.join(islice(spewed, len(tables_)))}] Cells:([]int)[{' '.join(map(str, cells_))}]}}"
+        for key, count, tables_, cells_ in zip(keys, counts, maps, cells, strict=True)
+    ]
+    if keys != sorted(keys):  # go-spew sorts the int keys as numbers ("2" before "10")
+        texts = [text for _, text in sorted(zip(keys, texts, strict=True))]
+    strings = 4 * len(nodes) + 6 * len(names)
+    return dict(zip(keys, states)), " ".join(texts), strings, "".join(names).count("-")
+
+
+def _entries(raw: object) -> tuple[dict[str, Any], str, int, int] | None:
+    """The entries, their go-spew text, their string and dash counts, or None."""
+    if type(raw) is not dict:
+        return None
+    pods = list(raw.values())
+    if not all_of_type(pods, dict) or not keys_sorted(pods) or list(raw) != sorted(raw):
+        return None
+    lists = list(chain.from_iterable(map(dict.values, pods)))
+    if not all_of_type(lists, list):
+        return None
+    flat = list(chain.from_iterable(lists))
+    sizes = fields_only(flat, 3, _SIZE)
+    if sizes is None:
+        return None
+    try:  # objects of three keys: these three are all of them
+        affinities = list(map(_AFFINITY, flat))
+        types = list(map(_TYPE, flat))
+    except KeyError:
+        return None
+    if not all_of_type(affinities, list) or not all_of_type(types, str):
+        return None
+    if not ints_within(sizes, 0, UINT64_MAX):
+        return None
+    if not ints_within(list(chain.from_iterable(affinities)), INT64_MIN, INT64_MAX):
+        return None
+    # Blocks repeat (the same request on the same node): each distinct one is built once.
+    keys = list(zip(map(tuple, affinities), types, sizes))
+    distinct = list(dict.fromkeys(keys))
+    blocks = dict(zip(distinct, build_slotted(Block, columns(distinct, 3), len(distinct))))
+    remaining = iter(list(map(blocks.__getitem__, keys)))
+    entries = {
+        pod: dict(zip(containers, map(tuple, map(islice, repeat(remaining), map(len, lists_)))))
+        for pod, containers, lists_ in zip(raw, pods, map(dict.values, pods), strict=True)
+    }
+    texts = dict(
+        zip(
+            distinct,
+            [
+                f"{{NUMAAffinity:([]int)[{' '.join(map(str, affinity))}]"
+                f" Type:(v1.ResourceName){kind} Size:(uint64){size}}}"
+                for affinity, kind, size in distinct
+            ],
+        )
+    )
+    spewed = iter(list(map(texts.__getitem__, keys)))
+    text = " ".join(
+        [
+            f"{pod}:map["
+            + " ".join(
+                map(
+                    _CONTAINER_SPEW,
+                    containers,
+                    map(" ".join, map(islice, repeat(spewed), map(len, containers.values()))),
+                )
+            )
+            + "]"
+            for pod, containers in raw.items()
+        ]
+    )
+    names = "".join(raw) + "".join(chain.from_iterable(pods)) + "".join(types)
+    return entries, text, len(raw) + len(lists) + 4 * len(flat), names.count("-")
+
+
+def decode_memory_tree(document: PlainDocument) -> MemoryManagerCheckpoint | None:
+    """The verified checkpoint in a :func:`~plainjson.load_plain` document, or None."""
+    tree = document.tree
+    if "machineState" not in tree or not _TOP.issuperset(tree):
+        return None
+    policy = tree.get("policyName", "")
+    checksum = tree.get("checksum", 0)
+    if type(policy) is not str or not ints_within([checksum], 0, UINT64_MAX):
+        return None
+    machine = _machine(tree["machineState"])
+    entries = _entries(tree.get("entries", {}))
+    if machine is None or entries is None:
+        return None
+    strings = len(tree) + ("policyName" in tree) + machine[2] + entries[2]
+    if strings != document.strings:
+        return None  # a duplicate key collapsed: Go merges or overrides
+    if policy.count("-") + machine[3] + entries[3] != document.dashes:
+        return None  # a negative number: Go refuses -0 where Python reads 0
+    text = (
+        f"{_PREFIX}{policy} MachineState:(state.NUMANodeMap)map[{machine[1]}]"
+        f" Entries:(state.ContainerMemoryAssignments)map[{entries[1]}]"
+        " Checksum:(checksum.Checksum)0}"
+    )
+    if fnv1a_32(text.encode("ascii")) != checksum:
+        return None  # corrupt: the faithful reader words it
+    return MemoryManagerCheckpoint(policy, machine[0], entries[0], checksum)
+
+
+def decode_memory_plain(data: bytes) -> MemoryManagerCheckpoint | None:
+    """The checkpoint a released kubelet reads from ``data``, when it is plain and verifies."""
+    document = load_plain(data)
+    if document is None:
+        return None
+    return decode_memory_tree(document)

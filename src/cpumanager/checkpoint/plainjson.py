@@ -1,0 +1,125 @@
+"""The C JSON scanner for checkpoint files Go reads the same way, and bulk value checks.
+
+The memory and device checkpoints' fast readers (:mod:`memory_read`, :mod:`device_fast`)
+start here. ``json.loads`` builds the same values Go's decoder sees when the input is ASCII
+without a backslash (no escapes, no invalid UTF-8, no byte-order mark) and holds no negative
+number (Go refuses ``-0`` for an unsigned field; Python reads it as 0). What Python loses,
+duplicate keys (Go merges or overrides them), is detected by counting strings: without a
+backslash every ``"`` in a well-formed document delimits a string, so a reader that counts
+the strings it walked and finds fewer than half the quotes knows a key collapsed. Floats,
+``NaN`` and out-of-range integers are caught by the readers' type and range checks. Whatever
+is refused here goes to the faithful reader (:mod:`gojson`, :mod:`godecode`), which also
+words every error.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Callable, Iterable
+from itertools import repeat
+from typing import Any, NamedTuple, TypeVar
+
+__all__ = [
+    "INT64_MAX",
+    "INT64_MIN",
+    "UINT64_MAX",
+    "PlainDocument",
+    "all_of_type",
+    "build_slotted",
+    "columns",
+    "fields_only",
+    "ints_within",
+    "keys_sorted",
+    "load_plain",
+]
+
+T = TypeVar("T")
+
+UINT64_MAX = (1 << 64) - 1
+INT64_MIN = -(1 << 63)
+INT64_MAX = (1 << 63) - 1
+
+
+
+class PlainDocument(NamedTuple):
+    """A document ``json.loads`` reads as Go does, and what a reader must account for.
+
+    ``strings``: how many strings the text holds (a reader that walked fewer saw a
+    duplicate key collapse). ``dashes``: how many ``-`` it holds (a reader whose strings
+    hold fewer saw a negative number: Go refuses ``-0`` for an unsigned field, Python
+    reads 0; ``-Infinity`` too).
+    """
+
+    tree: dict[str, Any]
+    strings: int
+    dashes: int
+
+
+def load_plain(data: bytes) -> PlainDocument | None:
+    """The top-level object of ``data`` and its counts, or None (faithful reader).
+
+    None also for any syntax error: only :mod:`gojson` words it as Go does.
+    """
+    if not data.isascii() or b"\\" in data:
+        return None
+    try:
+        tree = json.loads(data.decode("ascii"))
+    except (ValueError, RecursionError):
+        return None
+    if type(tree) is not dict:
+        return None
+    return PlainDocument(tree, data.count(b'"') // 2, data.count(b"-"))
+
+
+def all_of_type(values: Iterable[object], kind: type) -> bool:
+    """Every value exactly of ``kind`` (``bool`` is not ``int`` here, as in JSON)."""
+    return set(map(type, values)) <= {kind}
+
+
+def ints_within(values: list[Any], low: int, high: int) -> bool:
+    """Every value a Python ``int`` (not bool, not float) in ``[low, high]``."""
+    if not values:
+        return True
+    return all_of_type(values, int) and low <= min(values) and max(values) <= high
+
+
+def fields_only(values: list[Any], width: int, getter: Callable[[Any], Any]) -> list[Any] | None:
+    """``getter`` over ``values`` when every value is an object of ``width`` keys, else None.
+
+    With ``getter`` reading ``width`` distinct keys, those keys are exactly the object's.
+    """
+    if not values:
+        return []
+    try:  # len refuses numbers, the getter anything but an object holding its keys
+        if set(map(len, values)) != {width}:
+            return None
+        return list(map(getter, values))
+    except (TypeError, KeyError):
+        return None
+
+
+def keys_sorted(maps: Iterable[dict[str, Any]]) -> bool:
+    """Every map's keys in sorted order (as ``json.Marshal`` writes them)."""
+    maps = list(maps)
+    return list(map(list, maps)) == list(map(sorted, maps))
+
+
+def columns(rows: list[tuple[Any, ...]], width: int) -> list[tuple[Any, ...]]:
+    """Rows of ``width`` values as ``width`` columns."""
+    return list(zip(*rows, strict=True)) if rows else [()] * width
+
+
+_new = object.__new__
+
+
+def build_slotted(cls: type[T], fields: list[Any], count: int) -> list[T]:
+    """``count`` instances of a slotted dataclass from its field columns, without __init__.
+
+    The values are already checked; filling the slots column by column is a few C calls
+    instead of one Python ``__init__`` per instance.
+    """
+    made: list[T] = list(map(_new, repeat(cls, count)))
+    for name, column in zip(cls.__slots__, fields, strict=True):  # type: ignore[attr-defined]
+        deque(map(cls.__dict__[name].__set__, made, column), maxlen=0)
+    return made
