@@ -55,12 +55,15 @@ _TOP = frozenset({"Data", "Checksum"})
 _DATA = frozenset({"PodDeviceEntries", "RegisteredDevices"})
 
 
-def _spew_bytes(value: bytes) -> str:
-    return value.decode("latin-1").translate(_DECIMALS)[:-1]
+def _spew_bytes(value: Any) -> str:
+    """go-spew's ``[]uint8`` body: each byte in decimal (raises on a nil slice)."""
+    text: str = value.decode("latin-1").translate(_DECIMALS)
+    return text[:-1]
 
 
-def _spew_ids(ids: dict[int, tuple[str, ...] | None]) -> str:
-    return " ".join([f"{node}:[{' '.join(devices)}]" for node, devices in sorted(ids.items())])  # type: ignore[arg-type]
+def _spew_ids(ids: Any) -> str:
+    """go-spew's ``map[-1:[a] 0:[b c]]`` body (raises on a nil map or list)."""
+    return " ".join([f"{node}:[{' '.join(devices)}]" for node, devices in sorted(ids.items())])
 
 
 def _spew_registered(registered: dict[str, Any]) -> str:
@@ -80,8 +83,8 @@ def spew_device(checkpoint: DeviceManagerCheckpoint) -> str | None:
         entries = [
             f"{{PodUID:(string){entry.pod_uid} ContainerName:(string){entry.container_name}"
             f" ResourceName:(string){entry.resource_name}"
-            f" DeviceIDs:(checkpoint.DevicesPerNUMA)map[{_spew_ids(entry.device_ids)}]"  # type: ignore[arg-type]
-            f" AllocResp:([]uint8)[{_spew_bytes(entry.alloc_resp)}]}}"  # type: ignore[arg-type]
+            f" DeviceIDs:(checkpoint.DevicesPerNUMA)map[{_spew_ids(entry.device_ids)}]"
+            f" AllocResp:([]uint8)[{_spew_bytes(entry.alloc_resp)}]}}"
             for entry in data.pod_device_entries
         ]
         text = _spew_text(entries, _spew_registered(data.registered_devices))
@@ -90,39 +93,39 @@ def spew_device(checkpoint: DeviceManagerCheckpoint) -> str | None:
     return text if text.isascii() else None
 
 
-def _json_strings(values: tuple[str, ...]) -> str:
+def _json_strings(values: Any) -> str:
     return '"' + '","'.join(values) + '"' if values else ""
 
 
-def _json_ids(ids: dict[int, tuple[str, ...] | None]) -> str:
+def _json_ids(ids: Any) -> str:
     # Go writes int map keys as strings and sorts them as strings ("-1" < "10" < "2")
     keyed = sorted((str(node), devices) for node, devices in ids.items())
-    return ",".join([f'"{node}":[{_json_strings(devices)}]' for node, devices in keyed])  # type: ignore[arg-type]
+    return ",".join([f'"{node}":[{_json_strings(devices)}]' for node, devices in keyed])
 
 
 def marshal_device(checkpoint: DeviceManagerCheckpoint) -> bytes | None:
     """``json.Marshal`` of the V2 checkpoint, or None when the exact writer must decide."""
     data = checkpoint.data
-    entries = data.pod_device_entries
-    registered = data.registered_devices
+    entries: tuple[Any, ...] | None = data.pod_device_entries  # a nil inside raises below
+    registered: dict[str, Any] | None = data.registered_devices
     if entries is None or registered is None:
         return None
     try:
         rows = ",".join(
             [
                 f'{{"PodUID":"{entry.pod_uid}","ContainerName":"{entry.container_name}",'
-                f'"ResourceName":"{entry.resource_name}","DeviceIDs":{{{_json_ids(entry.device_ids)}}},'  # type: ignore[arg-type]
-                f'"AllocResp":"{base64.b64encode(entry.alloc_resp).decode("ascii")}"}}'  # type: ignore[arg-type]
+                f'"ResourceName":"{entry.resource_name}","DeviceIDs":{{{_json_ids(entry.device_ids)}}},'
+                f'"AllocResp":"{base64.b64encode(entry.alloc_resp).decode("ascii")}"}}'
                 for entry in entries
             ]
         )
         devices = ",".join(
-            [f'"{name}":[{_json_strings(ids)}]' for name, ids in sorted(registered.items())]  # type: ignore[arg-type]
+            [f'"{name}":[{_json_strings(ids)}]' for name, ids in sorted(registered.items())]
         )
         strings = 4 + 9 * len(entries) + len(registered)
-        strings += sum(len(entry.device_ids) for entry in entries)  # type: ignore[arg-type]
-        strings += sum(map(len, chain.from_iterable(e.device_ids.values() for e in entries)))  # type: ignore[union-attr]
-        strings += sum(map(len, registered.values()))  # type: ignore[arg-type]
+        maps = [entry.device_ids for entry in entries]
+        strings += sum(map(len, maps)) + sum(map(len, chain.from_iterable(map(dict.values, maps))))
+        strings += sum(map(len, registered.values()))
     except (AttributeError, TypeError):
         return None
     text = (
@@ -173,10 +176,8 @@ def _entries(raw: object) -> tuple[list[PodDevicesEntry], list[str], int, int] |
         responses = [base64.b64decode(text, validate=True) for text in allocs]
     except (binascii.Error, ValueError):
         return None
-    ids = [{int(node): tuple(devices) for node, devices in numa.items()} for numa in maps]
-    made = build_slotted(
-        PodDevicesEntry, [pods, names, resources, ids, responses], len(rows)
-    )
+    ids: list[Any] = [{int(node): tuple(devices) for node, devices in m.items()} for m in maps]
+    made = build_slotted(PodDevicesEntry, [pods, names, resources, ids, responses], len(rows))
     texts = [
         f"{{PodUID:(string){pod} ContainerName:(string){name} ResourceName:(string){resource}"
         f" DeviceIDs:(checkpoint.DevicesPerNUMA)map[{_spew_ids(numa)}]"
@@ -213,7 +214,9 @@ def decode_device_tree(document: PlainDocument) -> DeviceManagerCheckpoint | Non
     dashes += "".join(chain(registered, chain.from_iterable(lists))).count("-")
     if dashes != document.dashes:
         return None  # a negative number: Go refuses -0 where Python reads 0
-    devices = {name: tuple(ids) for name, ids in registered.items()}
+    devices: dict[str, tuple[str, ...] | None] = {
+        name: tuple(ids) for name, ids in registered.items()
+    }
     text = _spew_text(texts, _spew_registered(devices))
     if fnv1a_32(text.encode("ascii")) != checksum:
         return None  # corrupt, or a V1 file: the exact reader decides

@@ -22,7 +22,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # memory.py imports this module
-    from cpumanager.checkpoint.memory import MemoryManagerCheckpoint, NUMANodeState
+    from cpumanager.checkpoint.memory import MemoryManagerCheckpoint
 
 __all__ = ["IntListTexts", "marshal_memory", "spew_memory", "spew_node"]
 
@@ -98,13 +98,13 @@ def _json_entries(entries: dict[str, Any]) -> tuple[str, int]:
     return ",".join(pods), strings
 
 
-def spew_node(key: int, node: NUMANodeState) -> str:
+def spew_node(key: int, node: Any) -> str:
     """go-spew's ``key:<*>{...}`` of one machine-state node (raises on a nil inside)."""
     tables = " ".join(
         _TABLE_SPEW.format(name, *_TABLE_FIELDS(table))
-        for name, table in sorted(node.memory_map.items())  # type: ignore[union-attr]
+        for name, table in sorted(node.memory_map.items())
     )
-    cells = " ".join(map(str, node.cells))  # type: ignore[arg-type]
+    cells = " ".join(map(str, node.cells))
     return (
         f"{key}:<*>{{NumberOfAssignments:(int){node.number_of_assignments} "
         f"MemoryMap:{_MAP_TYPE}map[{tables}] Cells:([]int)[{cells}]}}"
@@ -129,12 +129,12 @@ def spew_memory(checkpoint: MemoryManagerCheckpoint) -> str | None:
     return text if text.isascii() else None
 
 
-def _json_node(key: int, node: NUMANodeState) -> str:
+def _json_node(key: str, node: Any) -> str:
     tables = ",".join(
         _TABLE_JSON.format(name, *_TABLE_FIELDS(table))
-        for name, table in sorted(node.memory_map.items())  # type: ignore[union-attr]
+        for name, table in sorted(node.memory_map.items())
     )
-    cells = ",".join(map(str, node.cells))  # type: ignore[arg-type]
+    cells = ",".join(map(str, node.cells))
     return (
         f'"{key}":{{"numberOfAssignments":{node.number_of_assignments},"memoryMap":{{{tables}}},'
         f'"cells":[{cells}]}}'
@@ -162,9 +162,9 @@ def marshal_memory(checkpoint: MemoryManagerCheckpoint) -> bytes | None:
     strings = 4  # policyName and its value, machineState, checksum
     try:
         # Go sorts the int keys as strings ("10" before "2")
-        keyed = sorted((str(key), node) for key, node in machine.items())
-        nodes = ",".join([_json_node(key, node) for key, node in keyed])  # type: ignore[arg-type]
-        strings += sum(4 + 6 * len(node.memory_map) for _, node in keyed)  # type: ignore[arg-type]
+        keyed: list[tuple[str, Any]] = sorted((str(key), node) for key, node in machine.items())
+        nodes = ",".join([_json_node(key, node) for key, node in keyed])
+        strings += sum(4 + 6 * len(node.memory_map) for _, node in keyed)
         text = f'{{"policyName":"{checkpoint.policy_name}","machineState":{{{nodes}}}'
         if entries:
             pods, counted = _json_entries(entries)

@@ -58,6 +58,8 @@ _SIZE = itemgetter("size")
 _PREFIX = "(*state.MemoryManagerCheckpoint){PolicyName:(string)"
 _MAP_TYPE = "(map[v1.ResourceName]*state.MemoryTable)"
 _CONTAINER_SPEW = "{}:[{}]".format
+
+
 def _machine(raw: object) -> tuple[dict[int, NUMANodeState | None], str, int, int] | None:
     """The machine state, its go-spew text, its string and dash counts, or None."""
     if type(raw) is not dict:
@@ -78,8 +80,12 @@ def _machine(raw: object) -> tuple[dict[int, NUMANodeState | None], str, int, in
     if tables is None or not ints_within(list(chain.from_iterable(tables)), 0, UINT64_MAX):
         return None
     made = iter(build_slotted(MemoryTable, columns(tables, 5), len(tables)))
-    memory_maps = [dict(zip(names_, made)) for names_ in maps]  # zip stops at each map's end
-    states = build_slotted(NUMANodeState, [counts, memory_maps, list(map(tuple, cells))], len(nodes))
+    memory_maps = [
+        dict(zip(names_, made, strict=False)) for names_ in maps
+    ]  # zip stops at each map's end
+    states = build_slotted(
+        NUMANodeState, [counts, memory_maps, list(map(tuple, cells))], len(nodes)
+    )
     keys = list(map(int, raw))
     spewed = iter(
         [
@@ -98,7 +104,7 @@ def _machine(raw: object) -> tuple[dict[int, NUMANodeState | None], str, int, in
     if keys != sorted(keys):  # go-spew sorts the int keys as numbers ("2" before "10")
         texts = [text for _, text in sorted(zip(keys, texts, strict=True))]
     strings = 4 * len(nodes) + 6 * len(names)
-    return dict(zip(keys, states)), " ".join(texts), strings, "".join(names).count("-")
+    return dict(zip(keys, states, strict=True)), " ".join(texts), strings, "".join(names).count("-")
 
 
 def _entries(raw: object) -> tuple[dict[str, Any], str, int, int] | None:
@@ -127,12 +133,20 @@ def _entries(raw: object) -> tuple[dict[str, Any], str, int, int] | None:
     if not ints_within(list(chain.from_iterable(affinities)), INT64_MIN, INT64_MAX):
         return None
     # Blocks repeat (the same request on the same node): each distinct one is built once.
-    keys = list(zip(map(tuple, affinities), types, sizes))
+    keys = list(zip(map(tuple, affinities), types, sizes, strict=True))
     distinct = list(dict.fromkeys(keys))
-    blocks = dict(zip(distinct, build_slotted(Block, columns(distinct, 3), len(distinct))))
+    blocks = dict(
+        zip(distinct, build_slotted(Block, columns(distinct, 3), len(distinct)), strict=True)
+    )
     remaining = iter(list(map(blocks.__getitem__, keys)))
     entries = {
-        pod: dict(zip(containers, map(tuple, map(islice, repeat(remaining), map(len, lists_)))))
+        pod: dict(
+            zip(
+                containers,
+                map(tuple, map(islice, repeat(remaining), map(len, lists_))),
+                strict=True,
+            )
+        )
         for pod, containers, lists_ in zip(raw, pods, map(dict.values, pods), strict=True)
     }
     texts = dict(
@@ -143,6 +157,7 @@ def _entries(raw: object) -> tuple[dict[str, Any], str, int, int] | None:
                 f" Type:(v1.ResourceName){kind} Size:(uint64){size}}}"
                 for affinity, kind, size in distinct
             ],
+            strict=True,
         )
     )
     spewed = iter(list(map(texts.__getitem__, keys)))

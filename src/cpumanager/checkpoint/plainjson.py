@@ -41,7 +41,6 @@ INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
 
 
-
 class PlainDocument(NamedTuple):
     """A document ``json.loads`` reads as Go does, and what a reader must account for.
 

@@ -1,0 +1,139 @@
+"""The fast memory_manager_state reader gives the exact reader's verdict on every input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cpumanager.checkpoint import gojson, kinds, memory, memory_read
+from cpumanager.checkpoint.memory import (
+    Block,
+    MemoryAttempt,
+    MemoryManagerCheckpoint,
+    MemoryTable,
+    NUMANodeState,
+)
+from cpumanager.errors import CheckpointError
+from tests.checkpoint.mutations import merged, mutated, with_python_checksum
+from tests.checkpoint.test_memory_fast import CHECKPOINTS
+
+GOLDEN = Path(__file__).resolve().parent / "golden" / "memory"
+GIB = 1 << 30
+
+
+def exact_attempt(data: bytes) -> MemoryAttempt:
+    """The kubelet's read through the faithful parser and the type walk only."""
+    try:
+        tree = gojson.parse(data)
+    except gojson.GoJSONSyntaxError as err:
+        return MemoryAttempt("syntax", None, err.message)
+    return memory.attempt_tree(tree)
+
+
+def outcome(call: object) -> object:
+    """A decode's value, or its error's type and text."""
+    try:
+        return call()  # type: ignore[operator]
+    except CheckpointError as err:
+        return type(err), str(err)
+
+
+def exact_any(data: bytes) -> object:
+    kind, tree = kinds._detect(data, "<bytes>")
+    if kind == "memory":
+        return kind, memory.decode_memory(data, source="<bytes>", tree=tree)
+    return kinds.decode_any(data)
+
+
+def python_checksum(canonical: bytes) -> int | None:
+    """The checksum of what the exact reader reads from a canonical file, if it reads it."""
+    attempt = exact_attempt(canonical)
+    return attempt.computed_checksum if attempt.kind in ("ok", "corrupt") else None
+
+
+def usual(containers: int, nodes: int = 8, huge: str = "hugepages-2Mi") -> MemoryManagerCheckpoint:
+    """A kubelet-like checkpoint: one memory and one hugepages block per container."""
+    machine: dict[int, NUMANodeState | None] = {
+        node: NUMANodeState(
+            containers // nodes,
+            {
+                "memory": MemoryTable(64 * GIB, GIB, 63 * GIB, node, 63 * GIB - node),
+                huge: MemoryTable(4 * GIB, 0, 4 * GIB, 0, 4 * GIB),
+            },
+            (node,) if node % 3 else (node, (node + 1) % nodes),
+        )
+        for node in range(nodes)
+    }
+    entries: dict[str, dict[str, tuple[Block, ...] | None] | None] = {}
+    for index in range(containers):
+        pod = f"0f1e2d3c-4b5a-6978-8796-{index // 3:012d}".replace("-", huge[-4:-3])
+        entries.setdefault(pod, {})[f"c{huge[-4:-3]}{index % 3}"] = (  # type: ignore[index]
+            Block((index % nodes,), "memory", GIB * (1 + index % 4)),
+            Block((index % nodes, (index + 1) % nodes), huge, 2 << 20),
+        )
+    return memory.with_fresh_checksum(MemoryManagerCheckpoint("Static", machine, entries))
+
+
+@pytest.mark.parametrize(("containers", "nodes"), [(0, 1), (1, 1), (10, 8), (40, 12)])
+def test_the_usual_file_takes_the_fast_path(containers: int, nodes: int) -> None:
+    checkpoint = usual(containers, nodes)
+    data = memory.encode_memory(checkpoint)
+    assert memory_read.decode_memory_plain(data) == checkpoint
+    assert kinds.decode_any(data) == ("memory", checkpoint)
+    assert exact_attempt(data) == memory.attempt_memory(data)
+
+
+def test_a_corrupt_file_goes_to_the_exact_reader() -> None:
+    data = memory.encode_memory(usual(5).with_checksum(7))
+    assert memory_read.decode_memory_plain(data) is None
+    assert memory.attempt_memory(data).kind == "corrupt"
+
+
+@given(CHECKPOINTS)
+@settings(max_examples=300)
+def test_random_checkpoints_read_the_same(checkpoint: MemoryManagerCheckpoint) -> None:
+    data = memory.encode_memory_exact(memory.with_fresh_checksum(checkpoint))
+    fast = memory_read.decode_memory_plain(data)
+    expected = exact_attempt(data)
+    if fast is not None:
+        assert expected.kind == "ok"
+        assert expected.checkpoint == fast
+    assert memory.attempt_memory(data) == expected
+    assert outcome(lambda: kinds.decode_any(data)) == outcome(lambda: exact_any(data))
+
+
+@given(st.data())
+@settings(max_examples=400)
+def test_mutated_files_read_the_same(data: st.DataObject) -> None:
+    base = memory.encode_memory(usual(data.draw(st.sampled_from([1, 4]))))
+    text = data.draw(mutated(base))
+    if data.draw(st.booleans()):
+        text = with_python_checksum(text, b"checksum", python_checksum)
+    assert memory.attempt_memory(text) == exact_attempt(text)
+    assert outcome(lambda: kinds.decode_any(text)) == outcome(lambda: exact_any(text))
+
+
+@given(st.data())
+@settings(max_examples=100)
+def test_merged_duplicates_read_the_same(data: st.DataObject) -> None:
+    """A repeated struct field merges in Go: the fast reader must not take Python's last.
+
+    No ``-`` in the file: the dash count must not be what catches the collapsed key.
+    """
+    base = memory.encode_memory(usual(4, huge="hugepages2Mi"))
+    assert b"-" not in base
+    text = with_python_checksum(data.draw(merged(base)), b"checksum", python_checksum)
+    assert memory.attempt_memory(text) == exact_attempt(text)
+
+
+@pytest.mark.parametrize("path", sorted(GOLDEN.glob("*.json")), ids=lambda p: p.name)
+def test_golden_files_read_the_same(path: Path) -> None:
+    data = path.read_bytes()
+    for variant in (data, data.replace(b":", b": "), data.replace(b'"Static"', b'"St-atic"')):
+        assert memory.attempt_memory(variant) == exact_attempt(variant)
+        assert outcome(lambda v=variant: kinds.decode_any(v)) == outcome(
+            lambda v=variant: exact_any(v)
+        )
