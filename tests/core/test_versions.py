@@ -44,6 +44,10 @@ def test_each_rule_takes_effect_at_its_release(rule: versions.Rule) -> None:
             assert p.corrupt_text == rule.value
         elif rule.key == "text.unreadable-data":
             assert p.data_error_text == rule.value
+        elif rule.key == "text.resize-cpu":
+            assert p.resize_cpu_text == rule.value
+        elif rule.key == "text.resize-memory":
+            assert p.resize_memory_text == rule.value
         else:  # pragma: no cover - a new key needs a check here
             pytest.fail(f"no check for {rule.key}")
 
@@ -65,6 +69,79 @@ def test_option_availability_follows_maturity_gates() -> None:
     assert on.option_available("strict-cpu-reservation") == (True, "")
     assert versions.profile((1, 30)).option_available("max-allowable-numa-nodes")[0] is False
     assert versions.profile((1, 31)).option_available("max-allowable-numa-nodes")[0] is True
+
+
+def test_every_rule_names_its_evidence() -> None:
+    """A row cites a PR, a KEP or kube_features.go ("kf"); "-" only for "absent" at 1.18."""
+    for rule in versions.RULES:
+        if rule.pr == "-":
+            assert rule.since == versions.OLDEST or rule.key == "text.corrupt", rule
+        else:
+            assert rule.pr == "kf" or rule.pr.startswith(("#", "KEP-")), rule
+
+
+def test_options_graduated_to_ga_need_no_maturity_gate() -> None:
+    """strict-cpu-reservation GA in 1.35 (#134388), uncorecache GA in 1.36 (#137055)."""
+    off = {"CPUManagerPolicyAlphaOptions": False, "CPUManagerPolicyBetaOptions": False}
+    beta = versions.profile((1, 34), off).option_available("strict-cpu-reservation")
+    assert beta == (
+        False,
+        "strict-cpu-reservation is beta in kubelet 1.34: enable CPUManagerPolicyBetaOptions",
+    )
+    assert versions.profile((1, 35), off).option_available("strict-cpu-reservation") == (True, "")
+    uncore = "prefer-align-cpus-by-uncorecache"
+    assert versions.profile((1, 35), off).option_available(uncore)[0] is False
+    assert versions.profile((1, 36), off).option_available(uncore) == (True, "")
+
+
+def test_policy_options_gate_guards_every_option() -> None:
+    """1.22 had no maturity gates: full-pcpus-only needed only CPUManagerPolicyOptions (alpha)."""
+    assert versions.profile((1, 22)).option_available("full-pcpus-only") == (
+        False,
+        "full-pcpus-only needs CPUManagerPolicyOptions in kubelet 1.22: enable it",
+    )
+    on = versions.profile((1, 22), {"CPUManagerPolicyOptions": True})
+    assert on.option_available("full-pcpus-only") == (True, "")
+    off = versions.profile((1, 30), {"CPUManagerPolicyOptions": False})
+    assert off.option_available("full-pcpus-only")[0] is False
+    # 1.26-1.27: prefer-closest-numa-nodes needs the (alpha) master gate and the alpha gate.
+    alpha = {"TopologyManagerPolicyAlphaOptions": True}
+    assert versions.profile((1, 27), alpha).option_available("prefer-closest-numa-nodes") == (
+        False,
+        "prefer-closest-numa-nodes needs TopologyManagerPolicyOptions in kubelet 1.27: enable it",
+    )
+    both = versions.profile((1, 27), {**alpha, "TopologyManagerPolicyOptions": True})
+    assert both.option_available("prefer-closest-numa-nodes") == (True, "")
+    assert versions.profile((1, 28)).option_available("prefer-closest-numa-nodes") == (True, "")
+
+
+def test_removed_gates_are_unknown_again() -> None:
+    """CPUManager removed in 1.33 (#129296), MemoryManager in 1.36 (#136381), sidecars 1.37."""
+    assert versions.profile((1, 32)).gate_levels["CPUManager"] == "ga"
+    assert versions.profile((1, 33)).gate_levels["CPUManager"] == "absent"
+    assert versions.profile((1, 35)).gate_levels["MemoryManager"] == "ga"
+    assert versions.profile((1, 36)).gate_levels["MemoryManager"] == "absent"
+    assert "MemoryManager" not in versions.profile((1, 36)).gates
+    assert versions.profile((1, 36)).gate_levels["SidecarContainers"] == "ga"
+    assert versions.profile((1, 37)).gate_levels["SidecarContainers"] == "absent"
+
+
+def test_pod_level_resource_managers_beta_but_off_in_1_37() -> None:
+    """#140573 made it beta for 1.37; #141209 turned the default off again before release."""
+    p = versions.profile((1, 37))
+    assert p.gate_levels["PodLevelResourceManagers"] == "beta"
+    assert p.gates["PodLevelResourceManagers"] is False
+
+
+def test_resize_rules_and_texts_per_release() -> None:
+    """The static-node check came with #128287 (1.32); #132473 (1.34) narrowed it and its text."""
+    assert versions.profile((1, 31)).resize_static_cpu == "gate"
+    assert versions.profile((1, 32)).resize_static_cpu == "refuse-guaranteed"
+    assert versions.profile((1, 33)).resize_cpu_text.endswith("CPU Manager static policy")
+    assert versions.profile((1, 34)).resize_static_cpu == "refuse-request-change"
+    assert versions.profile((1, 34)).resize_cpu_text.endswith('CPU Manager policy "static"')
+    assert versions.profile((1, 34)).resize_memory_text.endswith('Memory Manager policy "Static"')
+    assert versions.profile((1, 31)).resize_cpu_text == ""
 
 
 def test_readers_of_ranges() -> None:

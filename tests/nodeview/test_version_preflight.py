@@ -65,3 +65,13 @@ def test_options_and_gates_the_target_does_not_have() -> None:
     assert "strict-cpu-reservation does not exist in kubelet 1.31" in texts
     assert any(t.startswith("unrecognized feature gate: PodLevelResourceManagers") for t in texts)
     assert result.verdict == "refuse"
+
+
+def test_upgrade_past_a_gate_removal_is_refused() -> None:
+    """MemoryManager was removed in 1.36 (#136381): the kubelet no longer starts with it set."""
+    config = KubeletConfig.from_mapping({"featureGates": {"MemoryManager": True}})
+    assert preflight_to_release(node(), (1, 35), config=config).verdict == "as-is"
+    result = preflight_to_release(node(), (1, 36), config=config)
+    assert result.verdict == "refuse"
+    (finding,) = result.findings
+    assert finding.text.startswith("unrecognized feature gate: MemoryManager")

@@ -38,7 +38,7 @@ def run(version: str, events: list[Any], gates: dict[str, bool] | None = None) -
 @pytest.mark.parametrize(
     ("version", "cpu", "memory", "infeasible"),
     [
-        ("1.33", "2", "2Gi", True),  # 1.33: any resize of a Guaranteed pod
+        ("1.33", "2", "2Gi", True),  # 1.32-1.33 (#128287): any resize of a Guaranteed pod
         ("1.34", "2", "2Gi", False),  # 1.34: only a CPU request change
         ("1.34", "4", "1Gi", True),
         ("1.35", "4", "1Gi", True),
@@ -52,7 +52,9 @@ def test_guaranteed_resize_per_release(
     report = run(version, [{"admit": pod("a", "2")}, {"resize": resize}])
     event = report.events[2]
     if infeasible:
-        assert event.error == {"type": "Infeasible", "message": CPU_INFEASIBLE}
+        text = versions.profile(versions.parse_release(version)).resize_cpu_text
+        assert event.error == {"type": "Infeasible", "message": text}
+        assert text == CPU_INFEASIBLE or version == "1.33"
         assert event.admitted is False
     else:
         assert event.error is None
@@ -101,6 +103,37 @@ def test_memory_manager_static_refuses_a_memory_change() -> None:
         cpu_changed=False, memory_changed=True,
     )  # fmt: skip
     assert (verdict.reason, verdict.message) == ("Infeasible", MEMORY_INFEASIBLE)
+
+
+def test_1_32_refuses_a_guaranteed_resize_once_the_alpha_gate_is_on() -> None:
+    """#128287 shipped in 1.32: the check predates the gate's beta (was modelled from 1.33)."""
+    resize = {"pod": "a", "container": "c", "memory": "2Gi"}
+    events = [{"admit": pod("a", "2")}, {"resize": resize}]
+    event = run("1.32", events, {"InPlacePodVerticalScaling": True}).events[2]
+    message = "Resize is infeasible for Guaranteed Pods alongside CPU Manager static policy"
+    assert event.error == {"type": "Infeasible", "message": message}
+    assert run("1.31", events, {"InPlacePodVerticalScaling": True}).events[2].admitted is True
+
+
+@pytest.mark.parametrize(
+    ("release", "gates", "infeasible"),
+    [
+        ((1, 33), {}, True),
+        ((1, 33), {"InPlacePodVerticalScalingExclusiveCPUs": True}, False),  # skipped both
+        ((1, 34), {"InPlacePodVerticalScalingExclusiveCPUs": True}, True),  # its own gate now
+        ((1, 34), {"InPlacePodVerticalScalingExclusiveMemory": True}, False),  # #132473
+    ],
+)
+def test_memory_check_gates_per_release(
+    release: tuple[int, int], gates: dict[str, bool], infeasible: bool
+) -> None:
+    verdict = resize_verdict(
+        versions.profile(release, gates), guaranteed=True, cpu_policy="none",
+        memory_policy="Static", cpu_changed=False, memory_changed=True,
+    )  # fmt: skip
+    assert (verdict.outcome == "infeasible") is infeasible
+    if infeasible:
+        assert verdict.message == versions.profile(release).resize_memory_text
 
 
 def test_bad_resize_event_is_one_line() -> None:

@@ -2,18 +2,22 @@
 
 The kubelet's resize admission (``pkg/kubelet/allocation``, ``canResizePod``) refuses, for a
 Guaranteed pod, a resize the resource managers cannot apply: the pod's resize is marked
-``PodResizePending`` with reason ``Infeasible`` and the message below. Which resizes that
-covers depends on the release (core/versions.py, key ``resize.static-cpu``):
+``PodResizePending`` with reason ``Infeasible`` and the release's message (core/versions.py,
+keys ``text.resize-*``). Which resizes that covers depends on the release (key
+``resize.static-cpu``):
 
-* before 1.27 there is no in-place resize; 1.27 .. 1.32 only with the alpha gate, and no
+* before 1.27 there is no in-place resize; 1.27 .. 1.31 only with the alpha gate, and no
   check: the CPU quota changes but the exclusive CPU set stays as allocated;
-* 1.33: every resize of a Guaranteed pod on such a node is Infeasible;
-* 1.34 on: only when that resource's request changes (``guaranteedPodResourceResizeRequired``).
+* 1.32 (still behind the alpha gate) and 1.33: every resize of a Guaranteed pod on such a
+  node is Infeasible; ``InPlacePodVerticalScalingExclusiveCPUs`` (alpha) skips both checks;
+* 1.34 on: only when that resource's request changes (``guaranteedPodResourceResizeRequired``);
+  ``InPlacePodVerticalScalingExclusiveCPUs`` skips the CPU check,
+  ``InPlacePodVerticalScalingExclusiveMemory`` (alpha) the memory one.
 
-``InPlacePodVerticalScalingExclusiveCPUs`` (alpha since 1.32) skips the CPU check without
-resizing the CPU set. Exclusive-CPU resizing itself (KEP-5554) is not in a release the
-sources show: with it asked for, the resize is Infeasible with the same message. A pod in
-the shared pool changes only its quota; the pool's CPUs and its other users stay.
+A skipped CPU check does not resize the CPU set. Exclusive-CPU resizing itself (KEP-5554) is
+not in a release the sources show: with it asked for, the resize is Infeasible with the same
+message. A pod in the shared pool changes only its quota; the pool's CPUs and its other users
+stay.
 """
 
 from __future__ import annotations
@@ -63,16 +67,24 @@ def resize_verdict(
         return ResizeVerdict("unsupported", message=message)
     rule = profile.resize_static_cpu
     exclusive_gate = profile.gates.get("InPlacePodVerticalScalingExclusiveCPUs", False)
+    # Before 1.34 the CPU gate skipped the memory check too; then it got its own gate.
+    memory_gate = (
+        exclusive_gate
+        if rule == "refuse-guaranteed"
+        else profile.gates.get("InPlacePodVerticalScalingExclusiveMemory", False)
+    )
     if guaranteed and cpu_policy == "static" and not exclusive_gate:
         refuses = rule == "refuse-guaranteed" or (rule == "refuse-request-change" and cpu_changed)
         if refuses:
-            return ResizeVerdict("infeasible", "Infeasible", CPU_INFEASIBLE)
-    if guaranteed and memory_policy == "Static":
+            text = profile.resize_cpu_text or CPU_INFEASIBLE
+            return ResizeVerdict("infeasible", "Infeasible", text)
+    if guaranteed and memory_policy == "Static" and not memory_gate:
         refuses = rule == "refuse-guaranteed" or (
             rule == "refuse-request-change" and memory_changed
         )
         if refuses:
-            return ResizeVerdict("infeasible", "Infeasible", MEMORY_INFEASIBLE)
+            text = profile.resize_memory_text or MEMORY_INFEASIBLE
+            return ResizeVerdict("infeasible", "Infeasible", text)
     if guaranteed and cpu_policy == "static" and cpu_changed:
         note = (
             "InPlacePodVerticalScalingExclusiveCPUs skips the check; the CPU set is not resized"

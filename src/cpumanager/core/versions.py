@@ -76,85 +76,103 @@ def _r(key: str, since: str, value: object, pr: str, note: str = "") -> Rule:
     return Rule(key, (int(major), int(minor)), value, pr, note)
 
 
-# Gate maturity: ("alpha"|"beta"|"ga", default on?). Option level: "alpha"|"beta"|"ga".
+# Gate maturity: ("alpha"|"beta"|"ga", default on?); a removed gate is "absent" again (the
+# kubelet then refuses to start with it set). Option level: "alpha"|"beta"|"ga". Sources:
+# "kf" is pkg/features/kube_features.go (versioned specs), "#N" a kubernetes/kubernetes PR.
 RULES: Final[tuple[Rule, ...]] = (
     # --- checkpoint formats ------------------------------------------------------------------
-    _r("cpu.write", "1.18", "v2", "KEP-375/v1.18", "pod UID + container name keys"),
+    _r("cpu.write", "1.18", "v2", "#84462", "pod UID + container name keys"),
     _r("cpu.write", "1.36", "v2|v3", "#134768", "V3 (podEntries) with PodLevelResourceManagers"),
     _r("cpu.write", "1.37", "v4", "#139102", "inline V3 fields, checksum 0, data/dataChecksum"),
-    _r("cpu.read", "1.18", ("v1", "v2"), "KEP-375/v1.18", "V1 first, then V2"),
+    _r("cpu.read", "1.18", ("v1", "v2"), "#84462", "V1 first, then V2"),
     _r("cpu.read", "1.36", ("v3", "v1", "v2"), "#134768", "V3 first with the gate"),
     _r("cpu.read", "1.37", ("v4", "v3", "v1", "v2"), "#139102"),
     _r("memory.write", "1.18", "none", "-", "no memory manager before 1.21"),
-    _r("memory.write", "1.21", "v1", "KEP-1769"),
+    _r("memory.write", "1.21", "v1", "#95479"),
     _r("memory.write", "1.36", "v1|v2", "#134768", "V2 (podEntries) with the gate"),
     _r("memory.write", "1.37", "v3", "#139626", "inline V1 fields, data/dataChecksum"),
-    _r("memory.read", "1.21", ("v1",), "KEP-1769"),
+    _r("memory.read", "1.21", ("v1",), "#95479"),
     _r("memory.read", "1.36", ("v2", "v1"), "#134768", "V2 first with the gate"),
     _r("memory.read", "1.37", ("v3", "v2", "v1"), "#139626"),
     # --- feature gates -----------------------------------------------------------------------
+    _r("gate.CPUManager", "1.18", ("beta", True), "kf", "beta since 1.10"),
+    _r("gate.CPUManager", "1.26", ("ga", True), "#113018", "locked on"),
+    _r("gate.CPUManager", "1.33", ("absent", False), "#129296", "removed"),
     _r("gate.CPUManagerPolicyOptions", "1.18", ("absent", False), "-"),
-    _r("gate.CPUManagerPolicyOptions", "1.22", ("alpha", False), "KEP-2625"),
-    _r("gate.CPUManagerPolicyOptions", "1.23", ("beta", True), "KEP-2625"),
-    _r("gate.CPUManagerPolicyOptions", "1.33", ("ga", True), "KEP-2625"),
+    _r("gate.CPUManagerPolicyOptions", "1.22", ("alpha", False), "#101432"),
+    _r("gate.CPUManagerPolicyOptions", "1.23", ("beta", True), "#105012"),
+    _r("gate.CPUManagerPolicyOptions", "1.33", ("ga", True), "#130535", "locked on"),
     _r("gate.CPUManagerPolicyAlphaOptions", "1.18", ("absent", False), "-"),
-    _r("gate.CPUManagerPolicyAlphaOptions", "1.23", ("alpha", False), "KEP-2625"),
+    _r("gate.CPUManagerPolicyAlphaOptions", "1.23", ("alpha", False), "#105012"),
     _r("gate.CPUManagerPolicyBetaOptions", "1.18", ("absent", False), "-"),
-    _r("gate.CPUManagerPolicyBetaOptions", "1.23", ("beta", True), "KEP-2625"),
+    _r("gate.CPUManagerPolicyBetaOptions", "1.23", ("beta", True), "#105012"),
     _r("gate.TopologyManagerPolicyOptions", "1.18", ("absent", False), "-"),
-    _r("gate.TopologyManagerPolicyOptions", "1.26", ("alpha", False), "KEP-3545"),
-    _r("gate.TopologyManagerPolicyOptions", "1.28", ("beta", True), "KEP-3545"),
-    _r("gate.TopologyManagerPolicyOptions", "1.32", ("ga", True), "KEP-3545"),
+    _r("gate.TopologyManagerPolicyOptions", "1.26", ("alpha", False), "#112914"),
+    _r("gate.TopologyManagerPolicyOptions", "1.28", ("beta", True), "#118816"),
+    _r("gate.TopologyManagerPolicyOptions", "1.32", ("ga", True), "#128124", "can be turned off"),
+    _r("gate.TopologyManagerPolicyOptions", "1.36", ("ga", True), "#136380", "locked on"),
+    _r("gate.TopologyManagerPolicyAlphaOptions", "1.18", ("absent", False), "-"),
+    _r("gate.TopologyManagerPolicyAlphaOptions", "1.26", ("alpha", False), "#112914"),
+    _r("gate.TopologyManagerPolicyBetaOptions", "1.18", ("absent", False), "-"),
+    _r("gate.TopologyManagerPolicyBetaOptions", "1.26", ("beta", False), "#112914"),
+    _r("gate.TopologyManagerPolicyBetaOptions", "1.28", ("beta", True), "#118816"),
     _r("gate.MemoryManager", "1.18", ("absent", False), "-"),
-    _r("gate.MemoryManager", "1.21", ("alpha", False), "KEP-1769"),
-    _r("gate.MemoryManager", "1.22", ("beta", True), "KEP-1769"),
-    _r("gate.MemoryManager", "1.32", ("ga", True), "KEP-1769"),
+    _r("gate.MemoryManager", "1.21", ("alpha", False), "#95479"),
+    _r("gate.MemoryManager", "1.22", ("beta", True), "kf"),
+    _r("gate.MemoryManager", "1.32", ("ga", True), "#128517", "locked on"),
+    _r("gate.MemoryManager", "1.36", ("absent", False), "#136381", "removed"),
     _r("gate.SidecarContainers", "1.18", ("absent", False), "-"),
-    _r("gate.SidecarContainers", "1.28", ("alpha", False), "KEP-753"),
-    _r("gate.SidecarContainers", "1.29", ("beta", True), "KEP-753"),
-    _r("gate.SidecarContainers", "1.33", ("ga", True), "KEP-753"),
+    _r("gate.SidecarContainers", "1.28", ("alpha", False), "kf"),
+    _r("gate.SidecarContainers", "1.29", ("beta", True), "kf"),
+    _r("gate.SidecarContainers", "1.33", ("ga", True), "#129731", "locked on"),
+    _r("gate.SidecarContainers", "1.37", ("absent", False), "#137755", "removed"),
     _r("gate.PodLevelResources", "1.18", ("absent", False), "-"),
-    _r("gate.PodLevelResources", "1.32", ("alpha", False), "KEP-2837"),
-    _r("gate.PodLevelResources", "1.34", ("beta", True), "KEP-2837"),
+    _r("gate.PodLevelResources", "1.32", ("alpha", False), "kf"),
+    _r("gate.PodLevelResources", "1.34", ("beta", True), "#132999"),
     _r("gate.PodLevelResourceManagers", "1.18", ("absent", False), "-"),
     _r("gate.PodLevelResourceManagers", "1.36", ("alpha", False), "#134768"),
+    _r("gate.PodLevelResourceManagers", "1.37", ("beta", False), "#140573", "off: #141209"),
     _r("gate.InPlacePodVerticalScaling", "1.18", ("absent", False), "-"),
-    _r("gate.InPlacePodVerticalScaling", "1.27", ("alpha", False), "KEP-1287"),
-    _r("gate.InPlacePodVerticalScaling", "1.33", ("beta", True), "KEP-1287"),
-    _r("gate.InPlacePodVerticalScaling", "1.35", ("ga", True), "KEP-1287"),
+    _r("gate.InPlacePodVerticalScaling", "1.27", ("alpha", False), "#102884"),
+    _r("gate.InPlacePodVerticalScaling", "1.33", ("beta", True), "#130905"),
+    _r("gate.InPlacePodVerticalScaling", "1.35", ("ga", True), "kf", "locked on"),
     _r("gate.InPlacePodVerticalScalingExclusiveCPUs", "1.18", ("absent", False), "-"),
-    _r("gate.InPlacePodVerticalScalingExclusiveCPUs", "1.32", ("alpha", False), "KEP-1287"),
+    _r("gate.InPlacePodVerticalScalingExclusiveCPUs", "1.32", ("alpha", False), "#128287"),
+    _r("gate.InPlacePodVerticalScalingExclusiveMemory", "1.18", ("absent", False), "-"),
+    _r("gate.InPlacePodVerticalScalingExclusiveMemory", "1.34", ("alpha", False), "#132473"),
     # --- static CPU policy options (level decides which maturity gate must be on) -------------
     _r("option.full-pcpus-only", "1.18", "absent", "-"),
-    _r("option.full-pcpus-only", "1.22", "alpha", "KEP-2625"),
-    _r("option.full-pcpus-only", "1.23", "beta", "KEP-2625"),
-    _r("option.full-pcpus-only", "1.33", "ga", "KEP-2625"),
+    _r("option.full-pcpus-only", "1.22", "alpha", "#101432", "CPUManagerPolicyOptions only"),
+    _r("option.full-pcpus-only", "1.23", "beta", "#105012"),
+    _r("option.full-pcpus-only", "1.33", "ga", "#130535"),
     _r("option.distribute-cpus-across-numa", "1.18", "absent", "-"),
-    _r("option.distribute-cpus-across-numa", "1.23", "alpha", "KEP-2902"),
-    _r("option.distribute-cpus-across-numa", "1.33", "beta", "KEP-2902"),
+    _r("option.distribute-cpus-across-numa", "1.23", "alpha", "#105631"),
+    _r("option.distribute-cpus-across-numa", "1.33", "beta", "#130541"),
     _r("option.align-by-socket", "1.18", "absent", "-"),
     _r("option.align-by-socket", "1.25", "alpha", "KEP-3327"),
     _r("option.distribute-cpus-across-cores", "1.18", "absent", "-"),
     _r("option.distribute-cpus-across-cores", "1.31", "alpha", "KEP-4176"),
     _r("option.strict-cpu-reservation", "1.18", "absent", "-"),
-    _r("option.strict-cpu-reservation", "1.32", "alpha", "KEP-4540"),
-    _r("option.strict-cpu-reservation", "1.33", "beta", "KEP-4540"),
+    _r("option.strict-cpu-reservation", "1.32", "alpha", "#127483"),
+    _r("option.strict-cpu-reservation", "1.33", "beta", "#130290"),
+    _r("option.strict-cpu-reservation", "1.35", "ga", "#134388"),
     _r("option.prefer-align-cpus-by-uncorecache", "1.18", "absent", "-"),
-    _r("option.prefer-align-cpus-by-uncorecache", "1.32", "alpha", "KEP-4800"),
+    _r("option.prefer-align-cpus-by-uncorecache", "1.32", "alpha", "#126750"),
     _r("option.prefer-align-cpus-by-uncorecache", "1.34", "beta", "KEP-4800"),
+    _r("option.prefer-align-cpus-by-uncorecache", "1.36", "ga", "#137055"),
     # --- topology manager options ------------------------------------------------------------
     _r("option.prefer-closest-numa-nodes", "1.18", "absent", "-"),
-    _r("option.prefer-closest-numa-nodes", "1.26", "alpha", "KEP-3545"),
-    _r("option.prefer-closest-numa-nodes", "1.28", "beta", "KEP-3545"),
-    _r("option.prefer-closest-numa-nodes", "1.32", "ga", "KEP-3545"),
+    _r("option.prefer-closest-numa-nodes", "1.26", "alpha", "#112914"),
+    _r("option.prefer-closest-numa-nodes", "1.28", "beta", "#118816"),
+    _r("option.prefer-closest-numa-nodes", "1.32", "ga", "#128124"),
     _r("option.max-allowable-numa-nodes", "1.18", "absent", "-"),
-    _r("option.max-allowable-numa-nodes", "1.31", "beta", "KEP-4622"),
-    _r("option.max-allowable-numa-nodes", "1.35", "ga", "KEP-4622"),
+    _r("option.max-allowable-numa-nodes", "1.31", "beta", "#124148"),
+    _r("option.max-allowable-numa-nodes", "1.35", "ga", "#134614"),
     # --- in-place resize on a static node ----------------------------------------------------
     _r("resize.static-cpu", "1.18", "no-resize", "-", "InPlacePodVerticalScaling not served"),
-    _r("resize.static-cpu", "1.27", "gate", "KEP-1287", "alpha: only with the gate"),
-    _r("resize.static-cpu", "1.33", "refuse-guaranteed", "KEP-1287", "every Guaranteed resize"),
-    _r("resize.static-cpu", "1.34", "refuse-request-change", "KEP-1287", "only a CPU change"),
+    _r("resize.static-cpu", "1.27", "gate", "#102884", "alpha: only with the gate, no check"),
+    _r("resize.static-cpu", "1.32", "refuse-guaranteed", "#128287", "every Guaranteed resize"),
+    _r("resize.static-cpu", "1.34", "refuse-request-change", "#132473", "only that resource"),
     _r("resize.exclusive-cpus", "1.18", "not-released", "KEP-5554", "refused as Infeasible"),
     # --- error texts -------------------------------------------------------------------------
     _r("text.corrupt", "1.18", "checkpoint is corrupted", "-"),
@@ -164,6 +182,30 @@ RULES: Final[tuple[Rule, ...]] = (
         "failed to deserialize cpu manager checkpoint data: %s",
         "#139102",
         "V4 reader: a missing or broken data string",
+    ),
+    _r(
+        "text.resize-cpu",
+        "1.32",
+        "Resize is infeasible for Guaranteed Pods alongside CPU Manager static policy",
+        "#128287",
+    ),
+    _r(
+        "text.resize-cpu",
+        "1.34",
+        'Resize is infeasible for Guaranteed Pods alongside CPU Manager policy "static"',
+        "#132473",
+    ),
+    _r(
+        "text.resize-memory",
+        "1.32",
+        "Resize is infeasible for Guaranteed Pods alongside Memory Manager static policy",
+        "#128287",
+    ),
+    _r(
+        "text.resize-memory",
+        "1.34",
+        'Resize is infeasible for Guaranteed Pods alongside Memory Manager policy "Static"',
+        "#132473",
     ),
 )
 
@@ -205,20 +247,32 @@ class KubeletProfile:
     resize_static_cpu: str
     corrupt_text: str
     data_error_text: str
+    resize_cpu_text: str
+    resize_memory_text: str
 
     @property
     def name(self) -> str:
         return _show(self.release)
 
     def option_available(self, option: str) -> tuple[bool, str]:
-        """Whether ``option`` is accepted here, and the one-line reason when not."""
+        """Whether ``option`` is accepted here, and the one-line reason when not.
+
+        The kubelet wants the manager's ``...PolicyOptions`` gate on for any option, then the
+        maturity gate of an alpha or beta option (before 1.23 there was only the first).
+        """
         level = self.options.get(option, "absent")
         if level == "absent":
             return False, f"{option} does not exist in kubelet {self.name}"
         manager = "TopologyManager" if option in _TOPOLOGY_OPTIONS else "CPUManager"
+        gates = [f"{manager}PolicyOptions"]
         if level in ("alpha", "beta"):
-            gate = f"{manager}Policy{level.capitalize()}Options"
-            if not self.gates.get(gate, level == "beta"):
+            gates.append(f"{manager}Policy{level.capitalize()}Options")
+        for gate in gates:
+            if self.gate_levels.get(gate, "absent") == "absent":
+                continue
+            if not self.gates.get(gate, False):
+                if gate == gates[0]:
+                    return False, f"{option} needs {gate} in kubelet {self.name}: enable it"
                 return False, f"{option} is {level} in kubelet {self.name}: enable {gate}"
         return True, ""
 
@@ -264,6 +318,8 @@ def profile(release: Release = NEWEST, gates: Mapping[str, bool] | None = None) 
     resize = _value("resize.static-cpu", release)
     corrupt = _value("text.corrupt", release)
     unreadable = _value("text.unreadable-data", release)
+    resize_cpu = _value("text.resize-cpu", release)
+    resize_memory = _value("text.resize-memory", release)
     return KubeletProfile(
         release=release,
         gates=effective,
@@ -276,6 +332,8 @@ def profile(release: Release = NEWEST, gates: Mapping[str, bool] | None = None) 
         resize_static_cpu=str(resize.value) if resize else "no-resize",
         corrupt_text=str(corrupt.value) if corrupt else "checkpoint is corrupted",
         data_error_text=str(unreadable.value) if unreadable else "",
+        resize_cpu_text=str(resize_cpu.value) if resize_cpu else "",
+        resize_memory_text=str(resize_memory.value) if resize_memory else "",
     )
 
 

@@ -24,9 +24,6 @@ __all__ = ["Finding", "VersionPreflight", "preflight_to_release"]
 
 _RANK: Final = {"as-is": 0, "convert": 1, "drain": 2, "refuse": 3}
 _KINDS: Final = ("cpu_manager_state", "memory_manager_state")
-_GATES_NEVER_REMOVED: Final = frozenset(
-    {"CPUManager", "TopologyManager", "MemoryManager", "CPUManagerPolicyOptions"}
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +103,7 @@ def _config_findings(config: KubeletConfig, profile: versions.KubeletProfile) ->
                 found.append(Finding(f"topologyManagerPolicyOptions.{option}", "refuse", why))
     for gate in sorted(config.feature_gates):
         level = profile.gate_levels.get(gate)
-        if level == "absent" and gate not in _GATES_NEVER_REMOVED:
+        if level == "absent":  # not yet added, or removed after GA (core/versions.py)
             text = f"unrecognized feature gate: {gate} (kubelet {profile.name} does not know it)"
             found.append(Finding(f"featureGates.{gate}", "refuse", text))
     return found
