@@ -73,3 +73,32 @@ def test_partitioning_keeps_invariants(steps: list[tuple[str, str, int]]) -> Non
             held = state.cpuset_of(*key) or CPUSet()
             state = state.with_assignment(*key, held | one).with_default(state.default_cpuset - one)
         assert state.invariant_violations(ALL) == ()
+
+
+def test_the_constructor_sorts_what_it_is_given() -> None:
+    state = StateSnapshot(
+        "static",
+        cpus("0"),
+        {PodUID("b"): {ContainerName("y"): cpus("1"), ContainerName("x"): cpus("2")},
+         PodUID("a"): {}},
+    )  # fmt: skip
+    assert list(state.assignments) == ["a", "b"]
+    assert list(state.assignments["b"]) == ["x", "y"]
+
+
+def test_from_sorted_adopts_sorted_mappings_and_equals_the_constructor() -> None:
+    from types import MappingProxyType
+
+    inner = MappingProxyType({ContainerName("x"): cpus("2"), ContainerName("y"): cpus("1")})
+    outer = MappingProxyType({PodUID("a"): MappingProxyType({}), PodUID("b"): inner})
+    adopted = StateSnapshot.from_sorted("static", cpus("0"), outer)
+    built = StateSnapshot("static", cpus("0"), {"b": {"y": cpus("1"), "x": cpus("2")}, "a": {}})
+    assert adopted == built
+    assert adopted.assignments is outer  # no copy
+    assert list(adopted.assignments) == list(built.assignments)
+    assert [list(c) for c in adopted.assignments.values()] == [
+        list(c) for c in built.assignments.values()
+    ]
+    assert hash(adopted) == hash(built)
+    with pytest.raises(AttributeError):
+        adopted.policy_name = "none"  # type: ignore[misc]

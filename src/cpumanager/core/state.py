@@ -40,6 +40,26 @@ class StateSnapshot:
     def __post_init__(self) -> None:
         object.__setattr__(self, "assignments", _freeze(self.assignments))
 
+    @classmethod
+    def from_sorted(
+        cls,
+        policy_name: str,
+        default_cpuset: CPUSet,
+        assignments: Mapping[PodUID, Mapping[ContainerName, CPUSet]],
+    ) -> StateSnapshot:
+        """Adopt ``assignments`` as they are, without the constructor's sorted copy.
+
+        For a checkpoint reader that has proved both levels sorted and built read-only
+        mappings that nothing else holds: a restore of 1,000 containers spent a tenth of
+        its time re-sorting what Go's JSON had already written in order. The result equals
+        what the constructor builds from the same values.
+        """
+        snapshot = object.__new__(cls)
+        object.__setattr__(snapshot, "policy_name", policy_name)
+        object.__setattr__(snapshot, "default_cpuset", default_cpuset)
+        object.__setattr__(snapshot, "assignments", assignments)
+        return snapshot
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, StateSnapshot):
             return NotImplemented
