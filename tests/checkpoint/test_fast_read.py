@@ -1,4 +1,4 @@
-"""``fast.read_v2`` (the restore fast path) gives the generic reader's state, or declines.
+"""``fast_read.read_v2`` (the restore fast path) gives the generic reader's state, or declines.
 
 The reference is the exact decoder (V1 then V2, as released kubelets) with every CPU list
 parsed by ``parse_cpu_list`` and the snapshot built by the sorting constructor. On every
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cpumanager.checkpoint import codec, fast
+from cpumanager.checkpoint import codec, fast_read
 from cpumanager.checkpoint.checksum import checksum_of
 from cpumanager.checkpoint.cpulist import CPUListError, parse_cpu_list
 from cpumanager.checkpoint.loader import restore_state
@@ -90,7 +90,7 @@ def _same_state(found: StateSnapshot, expected: StateSnapshot) -> None:
 
 def check(data: bytes, policy: str = "static") -> bool:
     """Both paths agree on ``data``; True when the fast path answered."""
-    found = fast.read_v2(data)
+    found = fast_read.read_v2(data)
     expected = _reference(data, policy)
     if found is not None and found[0] == policy:
         assert isinstance(expected, StateSnapshot), (data, expected)
@@ -233,14 +233,14 @@ def test_edge_files(data: bytes) -> None:
     ],
 )
 def test_unusual_files_are_left_to_the_exact_readers(data: bytes) -> None:
-    assert fast.read_v2(data) is None
+    assert fast_read.read_v2(data) is None
     check(data)
 
 
 @given(st.lists(LISTS, min_size=1, max_size=8))
 @settings(max_examples=300)
 def test_bulk_masks_match_the_exact_parser(lists: list[str]) -> None:
-    found = fast._cpu_masks(",".join(lists), lists)
+    found = fast_read._cpu_masks(",".join(lists), lists)
     if found is None:
         return
     assert len(found) == len(lists)
@@ -251,5 +251,5 @@ def test_bulk_masks_match_the_exact_parser(lists: list[str]) -> None:
 def test_bulk_masks_cover_every_list_shape() -> None:
     shapes = [["8-9", "10-11"], ["1", "2"], ["1,3", "5"], ["4", "1,3"], ["0-2,4", "6-7,9-10"]]
     for lists in shapes:
-        found = fast._cpu_masks(",".join(lists), lists)
+        found = fast_read._cpu_masks(",".join(lists), lists)
         assert found == [parse_cpu_list(text).bits for text in lists], lists

@@ -29,14 +29,11 @@ which they provably agree with Go, and everything else goes to the exact code in
 from __future__ import annotations
 
 import json
-import json.scanner
 import operator
 import re
 from collections import deque
 from collections.abc import Mapping
-from functools import reduce
-from itertools import accumulate, chain, compress, islice, repeat
-from types import MappingProxyType
+from itertools import repeat
 
 from cpumanager.checkpoint.checksum import fnv1a_32
 from cpumanager.checkpoint.model import CheckpointV2
@@ -52,7 +49,6 @@ __all__ = [
     "encode_v2",
     "parse_plain_range",
     "plain_assignments",
-    "read_v2",
     "remember_cpu_set",
     "spew_entries",
 ]
@@ -120,9 +116,6 @@ def _uint(text: str) -> int:
 _DECODER = json.JSONDecoder(
     object_pairs_hook=_unique, parse_float=_refuse, parse_int=_uint, parse_constant=_refuse
 )
-# The C scanner behind json.loads, called directly: json.loads spends longer in its Python
-# wrapper (encoding detection, whitespace checks) than in the scan on a small file.
-_SCAN = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
 
 
 _new_set = object.__new__
@@ -330,206 +323,3 @@ def decode_v2(data: bytes) -> CheckpointV2 | None:
         return None
     policy, default, entries, checksum = found
     return CheckpointV2(policy, default, entries, checksum)
-
-
-# --- restore: the kubelet's own file to the state, in a fixed number of C-level passes ------
-
-# What :func:`read_v2` hands over: policy name, default set, assignments (read-only, sorted).
-ReadV2 = tuple[str, CPUSet, Mapping[str, Mapping[str, CPUSet]]]
-
-# The file as json.Marshal writes it; the entries object is checked once scanned: its
-# length proves it compact, unescaped and free of duplicate keys (see _read_entries).
-_WRITTEN = re.compile(
-    rb'\{"policyName":"([^"\\]*)","defaultCpuSet":"([^"\\]*)","entries":(\{.*\}),'
-    rb'"checksum":(0|[1-9][0-9]{0,19})\}',
-    re.DOTALL,
-)
-# The same file with no entries (a node without exclusive CPUs): no JSON parser needed, the
-# two strings are printable ASCII without '"' or '\\'.
-_WRITTEN_EMPTY = re.compile(
-    rb'\{"policyName":"([ !#-\[\]-~]*)","defaultCpuSet":"([ !#-\[\]-~]*)",'
-    rb'"checksum":(0|[1-9][0-9]{0,19})\}'
-)
-_PREFIX_BYTES = _PREFIX.encode()
-_DEFAULT_BYTES = b" DefaultCPUSet:(string)"
-_ENTRIES_BYTES = _ENTRY_TYPE.encode()
-_SUFFIX_BYTES = _SUFFIX.encode()
-_DIGITS = b"0123456789"
-# A separator between two ids: ',' starts a new element (1), '-' continues a range (0).
-_ELEMENT_STARTS = bytes.maketrans(b",-", b"\x01\x00")
-# go-spew's spelling of the JSON structure left once quotes go: '}' is ']', '"' is nothing
-_SPEW_TABLE = bytes.maketrans(b"}", b"]")
-_SPEW_ALL = bytes.maketrans(b"},", b"] ")  # when every comma is between entries
-# The bits of a run of d + 1 CPUs, for the usual short runs.
-_RUNS = [(2 << width) - 1 for width in range(256)]
-_EMPTY = CPUSet()
-
-
-def read_v2(data: bytes) -> ReadV2 | None:
-    """The state a kubelet restores from ``data`` when it is a V2 file in the kubelet's layout.
-
-    None means "ask the other readers": anything else (whitespace, unsorted or duplicate
-    keys, escapes, non-ASCII, nulls, a checksum that does not verify, a CPU list outside
-    the usual digits, a default set that does not parse) is decided there, and errors are
-    worded there. A file read here is one every kubelet reads as V2 with the same content:
-    V1 fails on its entries (objects where V1 wants strings); with no entries V1 may
-    succeed, and then migrates to this same empty state.
-
-    The work is a fixed number of passes in C (json.loads, count, replace, FNV-1a, map over
-    C functions) whatever the number of containers: no Python code runs per container.
-    """
-    if not data.isascii():
-        return None
-    found = _WRITTEN.fullmatch(data)
-    if found is not None:
-        return _read_entries(data, found)
-    empty = _WRITTEN_EMPTY.fullmatch(data)
-    if empty is None:
-        return None
-    policy, default_text, stored = empty.groups()
-    checksum = int(stored)
-    if checksum != 0 and checksum != _checksum_of(policy, default_text, b"map[]"):
-        return None
-    if not default_text:
-        return policy.decode(), _EMPTY, MappingProxyType({})
-    masks = _cpu_masks(default_text.decode(), [default_text.decode()])
-    if masks is None:
-        return None
-    return policy.decode(), CPUSet.from_bits(masks[0]), MappingProxyType({})
-
-
-def _read_entries(data: bytes, found: re.Match[bytes]) -> ReadV2 | None:
-    text = data.decode("ascii")
-    try:
-        tree, end = _SCAN(text, 0)
-    except (ValueError, RecursionError, StopIteration):
-        return None
-    if end != len(text):
-        return None
-    entries = tree["entries"]
-    if type(entries) is not dict or not entries:
-        return None
-    pods = list(entries)
-    inners = list(entries.values())
-    if set(map(type, inners)) != {dict}:
-        return None
-    counts = list(map(len, inners))
-    names = list(chain.from_iterable(inners))
-    values = list(chain.from_iterable(map(dict.values, inners)))
-    try:
-        lists_text = ",".join(values)
-    except TypeError:
-        return None  # a null, number or object where Go wants a string: the exact reader
-    pods_text = "".join(pods)
-    names_text = "".join(names)
-    # The compact text of what was scanned, {"P":{"N":"V",...},...}, has exactly this
-    # length. Whitespace, an escape or a key given twice (Go merges or overrides; the
-    # scanner keeps the last) would make the text longer.
-    filled = sum(map(bool, counts))
-    parts = len(pods_text) + len(names_text) + len(lists_text) + 6 * len(pods) - filled
-    if len(found[3]) != parts + (5 * len(values) + 2 if values else 1):
-        return None
-    checksum = tree["checksum"]
-    if checksum > _UINT64_MAX or not _sorted(pods, names, counts):
-        return None
-    if checksum != 0:
-        for mark in "{},":  # keys holding none of these keep the structure apart (spew)
-            if mark in pods_text or mark in names_text:
-                return None
-        spewed = _spew_written(found[3], "," in lists_text)
-        if checksum != _checksum_of(found[1], found[2], spewed):
-            return None
-    default_text = tree["defaultCpuSet"]
-    if default_text:
-        joined = f"{lists_text},{default_text}" if values else default_text
-        masks = _cpu_masks(joined, [*values, default_text])
-    else:
-        masks = _cpu_masks(lists_text, values) if values else []
-    if masks is None:
-        return None
-    sets = list(map(_new_set, repeat(CPUSet, len(masks))))
-    deque(map(_set_bits, sets, masks), maxlen=0)
-    default = sets[-1] if default_text else _EMPTY
-    # the scanner built fresh dicts that nothing else holds: put the sets in place
-    remaining = iter(sets)
-    deque(map(dict.update, inners, map(zip, inners, map(islice, repeat(remaining), counts))), 0)
-    entries.update(zip(pods, map(MappingProxyType, inners), strict=True))
-    return tree["policyName"], default, MappingProxyType(entries)
-
-
-def _checksum_of(policy: bytes, default: bytes, spewed: bytes) -> int:
-    parts = (_PREFIX_BYTES, policy, _DEFAULT_BYTES, default, _ENTRIES_BYTES, spewed, _SUFFIX_BYTES)
-    return fnv1a_32(b"".join(parts))
-
-
-def _sorted(pods: list[str], names: list[str], counts: list[int]) -> bool:
-    """Pods strictly ascending, and each pod's container names (Go's json.Marshal order)."""
-    if not all(map(operator.lt, pods, islice(pods, 1, None))):
-        return False
-    order = list(map(operator.lt, names, islice(names, 1, None)))
-    last = len(names)
-    for end in accumulate(counts):  # the pair across two pods is not compared
-        if 0 < end < last:
-            order[end - 1] = True
-    return all(order)
-
-
-def _spew_written(body: bytes, commas_in_lists: bool) -> bytes:
-    """go-spew's rendering of the entries written as ``body``: sorted, compact, no escapes.
-
-    With every quote a delimiter and no key holding ``{``, ``}`` or ``,``, the structure
-    turns into go-spew's by whole-text passes: ``{`` is ``map[``, ``}`` is ``]``, quotes
-    go, and a comma between entries is a space (one that follows a ``"`` or a ``}``; a
-    comma inside a CPU list follows a digit).
-    """
-    if not commas_in_lists:
-        return body.translate(_SPEW_ALL, b'"').replace(b"{", b"map[")
-    spaced = body.replace(b'",', b'" ').replace(b"},", b"} ")
-    return spaced.translate(_SPEW_TABLE, b'"').replace(b"{", b"map[")
-
-
-def _cpu_masks(joined: str, lists: list[str]) -> list[int] | None:
-    """The bitmask of every CPU list (``joined`` is ``",".join(lists)``), in bulk.
-
-    None when any list is outside the usual form: ``a`` or ``a-b`` elements joined by
-    ``,``, ids in plain decimal (no sign, no leading zero) up to the checkpoint bound,
-    ``a <= b`` (the exact parser decides the rest and words the errors). One scan reads
-    every id as JSON; the separators between ids (digits deleted) say which start an
-    element and which end one, and an element with two dashes shows as ``--`` among them.
-    Overlapping or unsorted elements are fine, as in Go's cpuset.
-    """
-    separators = joined.encode().translate(None, _DIGITS)
-    if separators.translate(None, b",-") or b"--" in separators:
-        return None
-    listed = f"[{joined.replace('-', ',')}]"
-    try:
-        ids, end = _SCAN(listed, 0)
-    except (ValueError, StopIteration):
-        return None  # an empty element or id, a leading zero
-    if end != len(listed) or not ids:
-        return None
-    if b"-" not in separators:  # single ids only
-        if max(ids) > MAX_CHECKPOINT_CPU_ID:
-            return None
-        masks = list(map(operator.lshift, repeat(1), ids))
-    else:
-        if separators[:1] == b"-" and separators[-1:] == b"-" and b",," not in separators:
-            starts, ends = ids[0::2], ids[1::2]  # ranges only: "-" and "," alternate
-        else:
-            flags = separators.translate(_ELEMENT_STARTS)
-            starts = list(compress(ids, b"\x01" + flags))
-            ends = list(compress(ids, flags + b"\x01"))
-        widths = list(map(operator.sub, ends, starts))
-        if min(widths) < 0 or max(ends) > MAX_CHECKPOINT_CPU_ID:
-            return None
-        try:
-            runs = list(map(_RUNS.__getitem__, widths))
-        except IndexError:
-            runs = list(map(operator.sub, map(operator.lshift, repeat(2), widths), repeat(1)))
-        masks = list(map(operator.lshift, runs, starts))
-    if len(masks) == len(lists):
-        return masks
-    if len(masks) - len(lists) == lists[-1].count(","):  # only the last list (the default)
-        return [*masks[: len(lists) - 1], reduce(operator.or_, masks[len(lists) - 1 :])]
-    sizes = map(operator.add, map(str.count, lists, repeat(",")), repeat(1))
-    return list(map(reduce, repeat(operator.or_), map(islice, repeat(iter(masks)), sizes)))

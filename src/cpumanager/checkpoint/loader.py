@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from cpumanager.checkpoint import codec, fast
+from cpumanager.checkpoint import codec, fast, fast_read
 from cpumanager.checkpoint.codec import Attempt, DecodeOrder
 from cpumanager.checkpoint.migrate import v1_to_v2
 from cpumanager.checkpoint.model import CheckpointV1, CheckpointV2
@@ -46,7 +46,7 @@ def restore_state(
     """
     if data is None:
         return None
-    written = fast.read_v2(data)  # the kubelet's own layout: same verdict and state, C speed
+    written = fast_read.read_v2(data)  # the kubelet's own layout: same verdict and state
     if written is not None and written[0] == configured_policy:
         return StateSnapshot.from_sorted(*written)  # type: ignore[arg-type]
     plain = fast.decode_v2_plain(data)  # other plain files (whitespace, any key order)
