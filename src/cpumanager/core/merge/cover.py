@@ -34,6 +34,7 @@ class Cover:
         self.options = options
         self.implicit = implicit
         self._costs: tuple[int, int, dict[int, tuple[Cost | None, ...]]] | None = None
+        self._leaves: int | None = None
 
     def achievable(self, merged: int) -> bool:
         """Is ``merged`` the AND of one hint per list (and the default)?"""
@@ -51,6 +52,35 @@ class Cover:
             covered = covered or outside in left_out
             sets.append(left_out)
         return covered or self._cover(outside, [_maximal(left_out) for left_out in sets], 0)
+
+    def kept(self, chosen: int) -> int | None:
+        """Nodes every AND containing ``chosen`` keeps: none of its lists can leave them out.
+
+        An explicit list leaves out what its hints containing ``chosen`` lack; an implicit
+        source what it can afford alone. None: some explicit list has no such hint.
+        """
+        leaves = self._implicit_leaves()
+        for options in self.options:
+            usable = False
+            for option in options:
+                if option & chosen == chosen:
+                    usable = True
+                    leaves |= ~option
+            if not usable:
+                return None
+        return self.default & ~leaves
+
+    def _implicit_leaves(self) -> int:
+        if self._leaves is None:
+            leaves = 0
+            for node in iter_bits(self.default):
+                for src in self.implicit:
+                    cost, slack = src.exclusion_cost(node), src.slack()
+                    if cost is not None and slack is not None and _fits(cost, slack):
+                        leaves |= 1 << node
+                        break
+            self._leaves = leaves
+        return self._leaves
 
     def _cover(self, todo: int, choices: list[list[int]], depth: int) -> bool:
         if depth == len(choices):

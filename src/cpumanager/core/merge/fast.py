@@ -13,8 +13,9 @@ always beats non-preferred, so the best candidate (narrowest, or closest with
 prefer-closest) is the answer. When only implicit sources constrain ``m``, masks are
 searched by size (the sources' preferred sizes) and, within a size, in the kubelet's order:
 numerically smallest first (a depth-first search that drops the highest node first) or, for
-prefer-closest, a branch and bound on the sum of distances; a branch is cut as soon as some
-source cannot complete it to a hint (``can_complete``).
+prefer-closest, the search of ``closest.py`` (count vectors of distance classes, or a branch
+and bound on the sum of distances); a branch is cut as soon as some source cannot complete
+it to a hint (``can_complete``).
 
 **Phase 2 - non-preferred.** Without a preferred candidate the flags no longer matter: the
 answer is the best *achievable* AND (non-zero) under the bnp order: count == bnp, then
@@ -30,9 +31,13 @@ counts below bnp (largest first), then above (smallest first), ties by narrowest
   capacity sums to at most its slack. That is a small assignment problem solved by
   backtracking with memoisation; nodes some list leaves out for free are assigned first.
 
+Phase 2 cuts a branch when a node no list can leave out (no explicit hint containing the
+branch lacks it, no implicit source can afford it) is no longer reachable.
+
 Equivalence with the kubelet is argued in ``docs/merge.md`` and checked by differential
-tests. Worst cases stay exponential (prefer-closest on large preferred sizes; adversarial
-capacities in phase 2), but no realistic input enumerates more than a few thousand masks.
+tests. Worst cases stay exponential (irregular distance matrices under prefer-closest;
+adversarial capacities in phase 2), but no realistic input enumerates more than a few
+thousand masks; with distance classes prefer-closest is polynomial (``closest.py``).
 """
 
 from __future__ import annotations
@@ -43,6 +48,14 @@ from itertools import product
 
 from cpumanager.core.hints.hint import TopologyHint
 from cpumanager.core.hints.source import HintSource, iter_bits
+from cpumanager.core.merge.closest import (
+    DEFAULT_CLASS_LIMIT,
+    CapacityBound,
+    DistanceClasses,
+    capacity_bound,
+    closest_search,
+    distance_classes,
+)
 from cpumanager.core.merge.cover import Cover
 from cpumanager.core.merge.exact import AnyProviderHints, RawHint, to_hint
 from cpumanager.core.merge.lists import Explicit, normalize
@@ -77,6 +90,7 @@ class _Solver:
         expand_limit: int,
         stats: FastStats,
         bnp: int | None = None,
+        class_limit: int = DEFAULT_CLASS_LIMIT,
     ) -> None:
         self.numa = numa
         self.default = numa.default_bits
@@ -91,7 +105,9 @@ class _Solver:
                 default=0,
             )
         self.bnp = bnp
+        self.class_limit = class_limit
         self._sums: dict[int, int] = {}
+        self._classes: dict[int, DistanceClasses] = {}
         self.cover = Cover(self.default, [item.options for item in explicit], implicit)
 
     # --- orders -------------------------------------------------------------------------
@@ -159,9 +175,11 @@ class _Solver:
         def accept(bits: int) -> bool:
             return all(src.preferred(bits) for src in sources)
 
+        # a preferred hint is a hint: it leaves out no more capacity than each source's slack
+        bounds = [bound for src in sources if (bound := capacity_bound(src, universe))]
         for size in sorted(sizes):
             if 0 < size <= universe.bit_count():
-                found = self.search(universe, size, accept, viable)
+                found = self.search(universe, size, accept, viable, bounds=bounds)
                 if found is not None:
                     return found
         return None
@@ -173,14 +191,19 @@ class _Solver:
         size: int,
         accept: Callable[[int], bool],
         viable: Callable[[int, int, int], bool],
+        *,
+        bounds: Sequence[CapacityBound] = (),
     ) -> int | None:
-        """Best mask of ``size`` nodes of ``universe`` that ``accept`` takes (``within`` order)."""
+        """Best mask of ``size`` nodes of ``universe`` that ``accept`` takes (``within`` order).
+
+        ``bounds`` (prefer-closest only) are capacity sources every accepted mask must fit.
+        """
         nodes = sorted(iter_bits(universe), reverse=True)
-        suffix = [0] * (len(nodes) + 1)
-        for index in range(len(nodes) - 1, -1, -1):
-            suffix[index] = suffix[index + 1] | (1 << nodes[index])
         stats = self.stats
         if not self.closest:
+            suffix = [0] * (len(nodes) + 1)
+            for index in range(len(nodes) - 1, -1, -1):
+                suffix[index] = suffix[index + 1] | (1 << nodes[index])
 
             def first(index: int, chosen: int, taken: int) -> int | None:
                 if taken == size:
@@ -196,7 +219,27 @@ class _Solver:
                 return first(index + 1, chosen | (1 << nodes[index]), taken + 1)
 
             return first(0, 0, 0)
-        return self._closest_search(nodes, suffix, size, accept, viable)
+
+        def counted(bits: int) -> bool:
+            stats.masks_tested += 1
+            return accept(bits)
+
+        classes = None
+        if self.class_limit > 0:
+            classes = self._classes.get(universe)
+            if classes is None:
+                classes = self._classes[universe] = distance_classes(nodes, self.numa.distances)
+        return closest_search(
+            nodes,
+            self.numa.distances,
+            size,
+            counted,
+            viable,
+            bounds=bounds,
+            pair_sum=self._pair_sum,
+            limit=self.class_limit,
+            classes=classes,
+        )
 
     def _pair_sum(self, bits: int) -> int:
         cached = self._sums.get(bits)
@@ -206,63 +249,6 @@ class _Solver:
             cached = sum(rows[a][b] for a in ids for b in ids)
             self._sums[bits] = cached
         return cached
-
-    def _closest_search(
-        self,
-        nodes: list[int],
-        suffix: list[int],
-        size: int,
-        accept: Callable[[int], bool],
-        viable: Callable[[int, int, int], bool],
-    ) -> int | None:
-        """Branch and bound on (sum of distances, bits): ascending nodes, include first.
-
-        Including low nodes first finds low-numbered masks early, so a branch whose bound
-        only ties the best sum is cut as soon as its smallest possible mask is not smaller.
-        """
-        order = sorted(nodes)
-        rest = [0] * (len(order) + 1)
-        for index in range(len(order) - 1, -1, -1):
-            rest[index] = rest[index + 1] | (1 << order[index])
-        rows = self.numa.distances
-        off_diagonal = [rows[a][b] for a in order for b in order if a != b]
-        floor = min(off_diagonal, default=0)
-        best: list[tuple[int, int]] = []
-        stats = self.stats
-
-        def bound(chosen: int, index: int, missing: int) -> tuple[int, int]:
-            low = chosen
-            for node in order[index : index + missing]:
-                low |= 1 << node
-            if missing == 0:
-                return self._pair_sum(chosen), low
-            ids = list(iter_bits(chosen))
-            adds = sorted(
-                rows[y][y] + sum(rows[x][y] + rows[y][x] for x in ids) for y in order[index:]
-            )
-            total = self._pair_sum(chosen) + sum(adds[:missing])
-            return total + missing * (missing - 1) * floor, low
-
-        def walk(index: int, chosen: int, taken: int) -> None:
-            if taken == size:
-                stats.masks_tested += 1
-                if accept(chosen):
-                    key = (self._pair_sum(chosen), chosen)
-                    if not best or key < best[0]:
-                        best[:] = [key]
-                return
-            if len(order) - index < size - taken:
-                return
-            if not viable(chosen, rest[index], size):
-                return
-            if best and bound(chosen, index, size - taken) >= best[0]:
-                return
-            walk(index + 1, chosen | (1 << order[index]), taken + 1)
-            walk(index + 1, chosen, taken)
-
-        del nodes, suffix
-        walk(0, 0, 0)
-        return best[0][1] if best else None
 
     # --- phase 2 ------------------------------------------------------------------------
     def non_preferred_phase(self) -> int | None:
@@ -301,14 +287,22 @@ class _Solver:
             universe &= union
         only_implicit = not self.explicit
 
-        def viable(chosen: int, pool: int, _size: int) -> bool:
-            for item in self.explicit:
-                if not any(option & chosen == chosen for option in item.options):
-                    return False
+        def viable(chosen: int, pool: int, size: int) -> bool:
+            kept = self.cover.kept(chosen)
+            if kept is None:
+                return False
+            missing = kept & ~chosen
+            if missing & ~pool or missing.bit_count() > size - chosen.bit_count():
+                return False
             return not only_implicit or self.achievable(chosen | pool)
 
+        # with one list and nothing else, an achievable AND is one of its hints
+        bounds: list[CapacityBound] = []
+        if only_implicit and len(self.implicit) == 1:
+            bound = capacity_bound(self.implicit[0], universe)
+            bounds = [bound] if bound else []
         for count in self.count_sequence(universe.bit_count()):
-            found = self.search(universe, count, self.achievable, viable)
+            found = self.search(universe, count, self.achievable, viable, bounds=bounds)
             if found is not None:
                 return found
         return None
@@ -333,6 +327,7 @@ def solve_lists(
     *,
     prefer_closest: bool = False,
     expand_limit: int = DEFAULT_EXPAND_LIMIT,
+    class_limit: int = DEFAULT_CLASS_LIMIT,
     stats: FastStats | None = None,
 ) -> RawHint:
     """The merged (mask bits, preferred) pair before the policy's final rewriting.
@@ -370,6 +365,7 @@ def solve_lists(
             expand_limit=expand_limit,
             stats=stats,
             bnp=bnp,
+            class_limit=class_limit,
         )
         answer = _run(solver)
         if answer is not None:
@@ -394,9 +390,14 @@ def merge_fast(
     *,
     prefer_closest: bool = False,
     expand_limit: int = DEFAULT_EXPAND_LIMIT,
+    class_limit: int = DEFAULT_CLASS_LIMIT,
     stats: FastStats | None = None,
 ) -> tuple[TopologyHint, bool]:
-    """Same (hint, admit) as :func:`~cpumanager.core.merge.exact.merge_exact`, fast."""
+    """Same (hint, admit) as :func:`~cpumanager.core.merge.exact.merge_exact`, fast.
+
+    ``expand_limit`` and ``class_limit`` choose between equivalent searches (tests set them
+    to 0 to run the enumeration-free phase 2 and the prefer-closest branch and bound).
+    """
     if policy == "none":
         return TopologyHint(None, False), True
     bits, preferred = solve_lists(
@@ -405,6 +406,7 @@ def merge_fast(
         providers,
         prefer_closest=prefer_closest,
         expand_limit=expand_limit,
+        class_limit=class_limit,
         stats=stats,
     )
     if policy == "single-numa-node" and bits == numa.default_bits:
