@@ -211,3 +211,17 @@ def test_a_snapshot_without_a_pod_list_is_not_trusted(extender: Extender) -> Non
     _, result = extender.call("POST", "/filter", {"Pod": pod_json("p1", "1"), "NodeNames": ["n"]})
     assert result["NodeNames"] == []
     assert result["FailedNodes"]["n"].startswith("SnapshotWithoutPods")
+
+
+def test_nodes_in_one_state_share_a_verdict_that_names_each_pod(extender: Extender) -> None:
+    for name in ("x", "y"):
+        push(extender, name, options={"full-pcpus-only": "true"})
+    for uid in ("p1", "p2"):  # one spec: the second call reuses the first one's exact check
+        _, result = extender.call(
+            "POST", "/filter", {"Pod": pod_json(uid, "1"), "NodeNames": ["x", "y"]}
+        )
+        assert result["NodeNames"] == []
+        for text in result["FailedNodes"].values():
+            assert text.startswith("SMTAlignmentError: SMT Alignment Error: requested 1 cpus")
+            assert f"default/pod-{uid} is a Guaranteed pod." in text
+            assert "pod-p1" not in text or uid == "p1"

@@ -26,8 +26,10 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from cpumanager.core.gocompat import one_line
+from cpumanager.core.workload import Pod
 from cpumanager.errors import CpuManagerError, InputError
 from cpumanager.extender.judge import Verdict, judge, not_restorable, ruled_out
+from cpumanager.extender.prepared import PreparedNode
 from cpumanager.extender.protocol import (
     MAX_BODY_BYTES,
     ExtenderArgs,
@@ -35,7 +37,7 @@ from cpumanager.extender.protocol import (
     parse_args,
     priority_list,
 )
-from cpumanager.extender.store import NodeStore, pod_shape, snapshot_digest
+from cpumanager.extender.store import NodeEntry, NodeStore, pod_shape, snapshot_digest
 from cpumanager.extender.summary import pod_facts, rule_out
 from cpumanager.nodeanswers.whatif import pod_sentence
 from cpumanager.nodeview.snapshot import snapshot_from_json
@@ -142,50 +144,59 @@ def create_app(config: ExtenderConfig, store: NodeStore | None = None) -> Starle
 
         return run
 
+    def unchecked(name: str, entry: NodeEntry | None, oldest: float) -> Verdict:
+        """The verdict on a node that cannot be checked: no fresh snapshot, no pod list, or
+        a state its kubelet would not start on."""
+        if entry is None or entry.received < oldest:
+            return Verdict(
+                config.stale_policy == "pass",
+                "SnapshotMissing" if entry is None else "SnapshotStale",
+                f"cpumanager has no {'fresh ' if entry else ''}snapshot of node {name}",
+                ("its agent has not pushed within the stale limit",),
+            )
+        if isinstance(entry.prepared, CpuManagerError):
+            return not_restorable(entry.prepared)
+        # Without the pod list the restore would release every pod's CPUs as stale.
+        return Verdict(
+            config.stale_policy == "pass",
+            "SnapshotWithoutPods",
+            f"the snapshot of node {name} has no pod list, so its CPUs cannot be checked",
+            ("give the agent --pods or --pods-from-apiserver",),
+        )
+
     def decide(args: ExtenderArgs) -> dict[str, Verdict]:
-        """Every node's verdict (docs/extender.md, "How filtering is fast")."""
+        """Every node's verdict (docs/extender.md, "How filtering is fast"): nodes with one
+        admission key and the same assumed pods get one verdict per call."""
         pod = args.pod
         shape = pod_shape(args.pod_spec)
         facts = pod_facts(pod)
         sentence = pod_sentence(pod)
-        now = nodes.clock()
+        oldest = nodes.clock() - config.stale_after
         verdicts: dict[str, Verdict] = {}
-        for name in args.node_names:
-            entry = nodes.get(name)
-            if entry is None or now - entry.received > config.stale_after:
-                reason = "SnapshotMissing" if entry is None else "SnapshotStale"
-                verdicts[name] = Verdict(
-                    config.stale_policy == "pass",
-                    reason,
-                    f"cpumanager has no {'fresh ' if entry else ''}snapshot of node {name}",
-                    ("its agent has not pushed within the stale limit",),
-                )
-                continue
-            prepared = entry.prepared
-            if prepared is None:
-                # Without the pod list the restore would release every pod's CPUs as stale.
-                verdicts[name] = Verdict(
-                    config.stale_policy == "pass",
-                    "SnapshotWithoutPods",
-                    f"the snapshot of node {name} has no pod list, so its CPUs cannot be checked",
-                    ("give the agent --pods or --pods-from-apiserver",),
-                )
-                continue
-            if isinstance(prepared, CpuManagerError):
-                verdicts[name] = not_restorable(prepared)
+        shared: dict[tuple[object, ...], Verdict] = {}
+        for name, entry in nodes.entries(args.node_names):
+            prepared = None if entry is None else entry.prepared
+            if entry is None or entry.received < oldest or not isinstance(prepared, PreparedNode):
+                verdicts[name] = unchecked(name, entry, oldest)
                 continue
             runs_here = pod.uid in prepared.held
-            refused = rule_out(prepared.summary, facts, runs_here=runs_here)
-            if refused is not None:
-                verdicts[name] = ruled_out(refused)
-                continue
-            held = [(p, s) for p, s in nodes.assumed_pods(entry) if p.uid != pod.uid]
-            own = runs_here or any(p.uid in prepared.held for p, _ in held)
+            held: tuple[tuple[Pod, str], ...] = ()
+            own = runs_here
+            if entry.assumed:
+                held = tuple((p, s) for p, s in nodes.assumed_pods(entry) if p.uid != pod.uid)
+                own = own or any(p.uid in prepared.held for p, _ in held)
             where: tuple[object, ...] = (name, entry.generation) if own else (prepared.key,)
             key = (*where, tuple((p.uid, s) for p, s in held), shape)
-            exact = partial(judge, prepared, pod, assumed=[p for p, _ in held])
-            verdict = nodes.cached(key, exact)
-            verdicts[name] = verdict.about(sentence)
+            verdict = shared.get(key)
+            if verdict is None:
+                refused = rule_out(prepared.summary, facts, runs_here=runs_here)
+                if refused is not None:
+                    verdict = ruled_out(refused)
+                else:
+                    exact = partial(judge, prepared, pod, assumed=[p for p, _ in held])
+                    verdict = nodes.cached(key, exact).about(sentence)
+                shared[key] = verdict
+            verdicts[name] = verdict
         return verdicts
 
     async def filter_verb(request: Request) -> Response:
@@ -196,7 +207,8 @@ def create_app(config: ExtenderConfig, store: NodeStore | None = None) -> Starle
             passed = [n for n, v in verdicts.items() if v.admitted]
             checked = [n for n in passed if v_checked(verdicts[n])]
             if config.assume == "best" and checked:
-                best = max(checked, key=lambda n: (verdicts[n].score, -passed.index(n)))
+                order = {n: i for i, n in enumerate(passed)}
+                best = max(checked, key=lambda n: (verdicts[n].score, -order[n]))
                 passed = [n for n in passed if n == best or not v_checked(verdicts[n])]
                 checked = [best]
             shape = pod_shape(args.pod_spec)

@@ -18,7 +18,7 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +63,7 @@ class NodeStore:
         self.clock = clock
         self.lock = threading.RLock()
         self._nodes: dict[str, NodeEntry] = {}
+        self._where: dict[PodUID, set[str]] = {}  # nodes each assumed pod is held on
         self._generation = 0
         self._cache: dict[tuple[object, ...], Verdict] = {}
 
@@ -87,10 +88,8 @@ class NodeStore:
             assumed = {} if old is None else old.assumed
             entry = NodeEntry(snapshot, digest, now, self._generation, reported, prepared, assumed)
             self._nodes[snapshot.node_name] = entry
-            for other in self._nodes.values():
-                if other.assumed:
-                    for uid in reported & other.assumed.keys():
-                        del other.assumed[uid]
+            for uid in reported & self._where.keys():
+                self.forget(uid)
             return True
 
     def heartbeat(self, name: str, digest: str) -> bool:
@@ -105,6 +104,12 @@ class NodeStore:
     def get(self, name: str) -> NodeEntry | None:
         with self.lock:
             return self._nodes.get(name)
+
+    def entries(self, names: Iterable[str]) -> list[tuple[str, NodeEntry | None]]:
+        """Each named node's entry (None when never pushed), under one lock."""
+        with self.lock:
+            found = self._nodes.get
+            return [(name, found(name)) for name in names]
 
     def ages(self) -> dict[str, float]:
         """Seconds since each node's last push or heartbeat."""
@@ -121,11 +126,15 @@ class NodeStore:
             now = self.clock()
             for uid in [u for u, (_, _, until) in entry.assumed.items() if until <= now]:
                 del entry.assumed[uid]
+                names = self._where.get(uid, set())
+                names.discard(entry.snapshot.node_name)
+                if not names:
+                    self._where.pop(uid, None)
             return [(pod, shape) for pod, shape, _ in entry.assumed.values()]
 
     def assumed_count(self) -> int:
         with self.lock:
-            return sum(len(e.assumed) for e in self._nodes.values())
+            return sum(len(names) for names in self._where.values())
 
     def assume(self, name: str, pod: Pod, shape: str, ttl: float, *, move: bool = True) -> None:
         """Hold ``pod`` (of ``shape``) on a node until reported or ``ttl`` seconds pass;
@@ -136,11 +145,15 @@ class NodeStore:
             entry = self._nodes.get(name)
             if entry is not None and pod.uid not in entry.reported:
                 entry.assumed[pod.uid] = (pod, shape, self.clock() + ttl)
+                self._where.setdefault(pod.uid, set()).add(name)
 
     def forget(self, uid: PodUID) -> None:
+        """End the pod's assumptions on every node."""
         with self.lock:
-            for entry in self._nodes.values():
-                entry.assumed.pop(uid, None)
+            for name in self._where.pop(uid, ()):
+                entry = self._nodes.get(name)
+                if entry is not None:
+                    entry.assumed.pop(uid, None)
 
     def cached(self, key: tuple[object, ...], compute: Callable[[], Verdict]) -> Verdict:
         """The verdict under ``key`` (see the module docstring), computed once."""
