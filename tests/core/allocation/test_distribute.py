@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cpumanager.core.allocation import StaticPolicyOptions, take_by_topology
-from cpumanager.core.allocation.distribute import _round_robin, balance_score
+from cpumanager.core.allocation.balance import balance_score, round_robin
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.presets import synthetic
 
@@ -52,5 +52,5 @@ def test_balance_score(values: list[int], score: float) -> None:
 
 def test_round_robin_skips_exhausted_nodes() -> None:
     after = [3, 5, 2]
-    _round_robin(after, (0, 1, 2), 8, 2)
+    round_robin(after, (0, 1, 2), 8, 2)
     assert after == [1, 1, 0]

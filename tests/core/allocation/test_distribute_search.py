@@ -1,6 +1,6 @@
-"""The representative search keeps the literal walk's combo and break, for any free counts.
+"""The bounded representative search keeps the literal walk's combo and break.
 
-``_search`` is driven directly with made-up free counts (any vector, not only the ones a
+``search`` is driven directly with made-up free counts (any vector, not only the ones a
 take would produce for its smallest acceptable k), so combos that leave a perfectly balanced
 machine (score 0, which breaks the kubelet's walk early and changes what its kept slice
 reads back) come up often.
@@ -11,8 +11,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cpumanager.core.allocation.distribute import _Chooser, _search
+from cpumanager.core.allocation.balance import ComboScorer
 from cpumanager.core.allocation.index import topology_index
+from cpumanager.core.allocation.search import literal_search, search
 from cpumanager.presets import synthetic
 
 
@@ -43,11 +44,11 @@ def test_representatives_keep_the_literal_walks_combo_and_break(
     if align:
         sockets = [tuple(socket for socket, _ in ix.numa_sockets[numa]) for numa in numas]
 
-    def run(*, literal: bool) -> object:
-        chooser = _Chooser(numas, free_counts, count, group, sockets=sockets)
-        return _search(ix, chooser, k, literal=literal)
+    def run(walk: object) -> object:
+        scorer = ComboScorer(numas, free_counts, count, group, sockets=sockets)
+        return walk(ix, scorer, k)  # type: ignore[operator]
 
-    assert run(literal=False) == run(literal=True)
+    assert run(search) == run(literal_search)
 
 
 def test_a_balanced_combo_breaks_the_walk() -> None:
@@ -55,8 +56,8 @@ def test_a_balanced_combo_breaks_the_walk() -> None:
     ix = topology_index(synthetic(sockets=2, numa_per_socket=5, cores_per_numa=1))
     numas = list(range(10))
     free_counts = dict.fromkeys(numas, 2) | dict.fromkeys(range(4), 3)
-    chooser = _Chooser(numas, free_counts, 4, 1, sockets=None)
-    positions, evaluation, stop = _search(ix, chooser, 4, literal=False)
+    scorer = ComboScorer(numas, free_counts, 4, 1, sockets=None)
+    positions, evaluation, stop = search(ix, scorer, 4)
     assert (positions, stop) == ((0, 1, 2, 3), (0, 1, 2, 4))
     assert evaluation is not None
     assert evaluation[0] == 0

@@ -47,7 +47,7 @@ def _ordered(members: Members, free: int, totals: dict[int, int]) -> list[int]:
 class Accumulator:
     """Mutable working state of one take-by-topology call (never escapes the call)."""
 
-    __slots__ = ("free", "ix", "need", "result", "trace")
+    __slots__ = ("_numa_order", "_socket_order", "free", "ix", "need", "result", "trace")
 
     def __init__(
         self, ix: TopologyIndex, available: int, count: int, trace: list[str] | None
@@ -57,6 +57,9 @@ class Accumulator:
         self.need = count
         self.result = 0
         self.trace = trace
+        # (free CPUs it was computed for, order): steps that take nothing reuse the order
+        self._numa_order: tuple[int, list[int]] = (-1, [])
+        self._socket_order: tuple[int, list[int]] = (-1, [])
 
     # --- bookkeeping -------------------------------------------------------------------
 
@@ -66,6 +69,12 @@ class Accumulator:
         self.need -= bits.bit_count()
         if self.trace is not None:
             self.trace.append(f"took {what} (CPUs {CPUSet.from_bits(bits)})")
+
+    def _settle(self, result: int, need: int) -> None:
+        """Store what a batched step took: the same state as its takes one by one."""
+        self.result = result
+        self.free &= ~result
+        self.need = need
 
     def satisfied(self) -> bool:
         return self.need < 1
@@ -80,6 +89,16 @@ class Accumulator:
     # --- orders ------------------------------------------------------------------------
 
     def numa_order(self) -> list[int]:
+        """NUMA nodes with a free CPU, in the kubelet's order (callers must not mutate it)."""
+        free = self.free
+        cached_free, cached = self._numa_order
+        if cached_free == free:
+            return cached
+        order = self._compute_numa_order()
+        self._numa_order = (free, order)
+        return order
+
+    def _compute_numa_order(self) -> list[int]:
         ix, free = self.ix, self.free
         if ix.numa_first:
             keyed = [
@@ -95,6 +114,16 @@ class Accumulator:
         return order
 
     def socket_order(self) -> list[int]:
+        """Sockets with a free CPU, in the kubelet's order (callers must not mutate it)."""
+        free = self.free
+        cached_free, cached = self._socket_order
+        if cached_free == free:
+            return cached
+        order = self._compute_socket_order()
+        self._socket_order = (free, order)
+        return order
+
+    def _compute_socket_order(self) -> list[int]:
         ix, free = self.ix, self.free
         if not ix.numa_first:
             keyed = [
@@ -135,8 +164,13 @@ class Accumulator:
             for socket in self.socket_order():
                 yield from CPUSet.from_bits(free & ix.socket_bits[socket])
         else:
+            core_bits = ix.core_bits
             for core in self._cores(free):
-                yield from CPUSet.from_bits(free & ix.core_bits[core])
+                bits = free & core_bits[core]
+                while bits:  # a core's few CPUs, ascending
+                    lowest = bits & -bits
+                    yield lowest.bit_length() - 1
+                    bits ^= lowest
 
     def cpu_order(self, *, spread: bool) -> list[int]:
         """Packed: each core's free CPUs in core order; spread: each socket's, ascending."""
@@ -157,10 +191,12 @@ class Accumulator:
                 self.take(bits, f"whole {kind} {element}")
 
     def take_full_numa_nodes(self) -> None:
-        self._take_full(self.numa_order(), self.ix.numa_bits, "NUMA node")
+        if self.need >= self.ix.smallest("numa"):  # else none fits: skip the order
+            self._take_full(self.numa_order(), self.ix.numa_bits, "NUMA node")
 
     def take_full_sockets(self) -> None:
-        self._take_full(self.socket_order(), self.ix.socket_bits, "socket")
+        if self.need >= self.ix.smallest("socket"):
+            self._take_full(self.socket_order(), self.ix.socket_bits, "socket")
 
     def take_full_cores(self) -> None:
         """Whole cores in core order; stops once even the smallest core no longer fits.
@@ -169,22 +205,57 @@ class Accumulator:
         """
         table = self.ix.core_bits
         smallest = self.ix.smallest_core
-        free = self.free
+        free, need, result, trace = self.free, self.need, self.result, self.trace
+        if need < smallest:
+            return
         for core in self._cores(free):
-            if self.need < smallest:
-                return
+            if need < smallest:
+                break
             bits = table[core]
-            if free & bits == bits and self.need >= bits.bit_count():
-                self.take(bits, f"whole core {core}")
+            if free & bits == bits:
+                size = bits.bit_count()
+                if need >= size:
+                    result |= bits
+                    need -= size
+                    if trace is not None:
+                        trace.append(f"took whole core {core} (CPUs {CPUSet.from_bits(bits)})")
+        self._settle(result, need)
 
     def take_full_uncore_caches(self) -> None:
         self._take_full(self.uncore_order(), self.ix.l3_bits, "uncore cache")
 
     def take_remaining_cpus(self, *, spread: bool) -> None:
-        for cpu in self._cpus(self.free, spread=spread):
-            self.take(1 << cpu, f"CPU {cpu}")
-            if self.satisfied():
-                return
+        """Single CPUs in CPU order until nothing more is needed.
+
+        Without a trace, each core's (spread: socket's) free CPUs are taken as one batch,
+        the lowest ones when fewer are needed: the same CPUs, in the same order.
+        """
+        if self.trace is not None:
+            for cpu in self._cpus(self.free, spread=spread):
+                self.take(1 << cpu, f"CPU {cpu}")
+                if self.satisfied():
+                    return
+            return
+        ix = self.ix
+        free, need, result = self.free, self.need, self.result
+        if spread:
+            chunks = (free & ix.socket_bits[socket] for socket in self.socket_order())
+        else:
+            chunks = (free & ix.core_bits[core] for core in self._cores(free))
+        for chunk in chunks:
+            size = chunk.bit_count()
+            if size < need:
+                result |= chunk
+                need -= size
+                continue
+            bits = chunk
+            while need > 0:  # the lowest CPUs of this chunk finish the request
+                lowest = bits & -bits
+                result |= lowest
+                bits ^= lowest
+                need -= 1
+            break
+        self._settle(result, need)
 
     # --- uncore cache alignment (prefer-align-cpus-by-uncorecache) ----------------------
 

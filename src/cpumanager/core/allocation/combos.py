@@ -20,18 +20,61 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterator, Sequence
 
-__all__ = ["next_combination", "representative_combinations"]
+__all__ = [
+    "class_counts",
+    "next_combination",
+    "positions_of",
+    "representative_combinations",
+    "runs",
+]
 
 
-def _runs(keys: Sequence[Hashable]) -> list[tuple[int, int]]:
+def runs(keys: Sequence[Hashable]) -> list[tuple[int, int]]:
     """(start, length) of every maximal run of equal consecutive keys."""
-    runs: list[tuple[int, int]] = []
+    found: list[tuple[int, int]] = []
     start = 0
     for position in range(1, len(keys) + 1):
         if position == len(keys) or keys[position] != keys[start]:
-            runs.append((start, position - start))
+            found.append((start, position - start))
             start = position
-    return runs
+    return found
+
+
+def class_counts(lengths: Sequence[int], size: int) -> list[tuple[int, ...]]:
+    """How many positions each run gives, for every class of ``size``-combinations.
+
+    ``lengths`` are the runs' lengths; classes come in the order of their representatives
+    (lexicographic), so the first run's count goes down first.
+    """
+    if size < 0 or size > sum(lengths):
+        return []
+    room = [0] * (len(lengths) + 1)  # positions available from run j on
+    for j in range(len(lengths) - 1, -1, -1):
+        room[j] = room[j + 1] + lengths[j]
+    found: list[tuple[int, ...]] = []
+    counts = [0] * len(lengths)
+
+    def fill(j: int, need: int) -> None:
+        if need == 0:
+            found.append(tuple(counts))
+            return
+        for take in range(min(lengths[j], need), -1, -1):
+            if room[j + 1] < need - take:
+                break  # taking fewer here leaves more than the later runs can hold
+            counts[j] = take
+            fill(j + 1, need - take)
+        counts[j] = 0
+
+    fill(0, size)
+    return found
+
+
+def positions_of(spans: Sequence[tuple[int, int]], counts: Sequence[int]) -> tuple[int, ...]:
+    """The representative of a class: the first ``counts[j]`` positions of each run."""
+    chosen: list[int] = []
+    for (start, _), taken in zip(spans, counts, strict=True):
+        chosen.extend(range(start, start + taken))
+    return tuple(chosen)
 
 
 def representative_combinations(keys: Sequence[Hashable], size: int) -> Iterator[tuple[int, ...]]:
@@ -39,26 +82,9 @@ def representative_combinations(keys: Sequence[Hashable], size: int) -> Iterator
 
     Positions index ``keys``; see the module docstring for the classes.
     """
-    if size < 0 or size > len(keys):
-        return
-    runs = _runs(keys)
-    room = [0] * (len(runs) + 1)  # positions available from run j on
-    for j in range(len(runs) - 1, -1, -1):
-        room[j] = room[j + 1] + runs[j][1]
-    yield from _walk(runs, room, 0, size, ())
-
-
-def _walk(
-    runs: list[tuple[int, int]], room: list[int], j: int, need: int, prefix: tuple[int, ...]
-) -> Iterator[tuple[int, ...]]:
-    if need == 0:
-        yield prefix
-        return
-    start, length = runs[j]
-    for take in range(min(length, need), -1, -1):
-        if room[j + 1] < need - take:
-            return  # taking fewer here leaves more than the later runs can hold
-        yield from _walk(runs, room, j + 1, need - take, prefix + tuple(range(start, start + take)))
+    spans = runs(keys)
+    for counts in class_counts([length for _, length in spans], size):
+        yield positions_of(spans, counts)
 
 
 def next_combination(positions: Sequence[int], n: int) -> tuple[int, ...] | None:

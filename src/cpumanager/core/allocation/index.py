@@ -104,7 +104,7 @@ class TopologyIndex:
     """Bitmasks of every core, socket, NUMA node and uncore cache, and their nesting."""
 
     __slots__ = (
-        "_smallest_core",
+        "_smallest",
         "all_bits",
         "core_bits",
         "cpus_per_core",
@@ -140,14 +140,23 @@ class TopologyIndex:
         self.cpus_per_core = topology.cpus_per_core
         self.cpus_per_uncore = topology.cpus_per_uncore_cache
         self.numa_first = topology.num_sockets >= topology.num_numa_nodes
-        self._smallest_core = 0
+        self._smallest: dict[str, int] = {}
+
+    def smallest(self, level: str) -> int:
+        """CPUs of the smallest ``core``, ``socket``, ``numa`` node or ``l3`` cache (1: none).
+
+        A step that takes whole elements only while at least their size is needed can
+        stop before computing its order when less than this is needed.
+        """
+        found = self._smallest.get(level)
+        if found is None:
+            table: dict[int, int] = getattr(self, f"{level}_bits")
+            found = self._smallest[level] = min(map(int.bit_count, table.values()), default=1)
+        return found
 
     @property
     def smallest_core(self) -> int:
-        """CPUs of the smallest core (1 for a machine without CPUs)."""
-        if not self._smallest_core:
-            self._smallest_core = min(map(int.bit_count, self.core_bits.values()), default=1)
-        return self._smallest_core
+        return self.smallest("core")
 
     def numa_nodes_in_same_socket(self, numa_ids: list[int] | tuple[int, ...]) -> bool:
         """The kubelet's ``AreNUMANodesInSameSocket`` (false for unknown nodes)."""
