@@ -98,8 +98,28 @@ class Accumulator:
         self._numa_order = (free, order)
         return order
 
+    def _one_node(self) -> tuple[int, int] | None:
+        """(NUMA node, socket) when every free CPU is on one node that sits in one socket.
+
+        Then both orders hold just that element whatever the hierarchy: the usual case of
+        the distributed allocation's per-node packing, answered without sorting anything.
+        """
+        ix, free = self.ix, self.free
+        if not free:
+            return None
+        node = ix.topology.cpus[(free & -free).bit_length() - 1].numa
+        if free & ~ix.numa_bits[node]:
+            return None
+        sockets = ix.numa_sockets[node]
+        if len(sockets) != 1:
+            return None
+        return node, sockets[0][0]
+
     def _compute_numa_order(self) -> list[int]:
         ix, free = self.ix, self.free
+        one = self._one_node()
+        if one is not None:
+            return [one[0]]
         if ix.numa_first:
             keyed = [
                 ((free & bits).bit_count(), numa)
@@ -125,6 +145,9 @@ class Accumulator:
 
     def _compute_socket_order(self) -> list[int]:
         ix, free = self.ix, self.free
+        one = self._one_node()
+        if one is not None:
+            return [one[1]]
         if not ix.numa_first:
             keyed = [
                 ((free & bits).bit_count(), socket)

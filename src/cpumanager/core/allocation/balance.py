@@ -15,8 +15,7 @@ Every combo leaves the same total free (all free CPUs minus ``n``) on the same n
 mean is the same for every combo of a call. That gives a cheap floor under a combo's score:
 its members keep a known total of CPUs between them, in whole numbers, and the deviation is
 smallest when those differ by at most one, the other nodes being fixed. The search uses it
-to skip combos that cannot win (``bounded``, ``search``); remainder subsets are bounded the
-same way.
+to skip combos that cannot win (``search``).
 
 Evaluations are memoized by the members' free counts in order (which fix the other nodes'
 counts too), scores by the sorted vector.
@@ -29,14 +28,30 @@ from collections import Counter
 from collections.abc import Hashable, Sequence
 from itertools import combinations
 
-from cpumanager.core.allocation.bounded import first_minimum, floor_score, go_round
-from cpumanager.core.allocation.combos import representative_combinations
+from cpumanager.core.allocation.combos import class_counts, positions_of, runs
 
-__all__ = ["ComboScorer", "Evaluation", "balance_score", "round_robin"]
+__all__ = ["ComboScorer", "Evaluation", "balance_score", "floor_score", "go_round", "round_robin"]
 
 # (score, positions within the combo of the remainder subset, positions within the combo of
 # the nodes the remainder search walked over) or None when infeasible.
 Evaluation = tuple[float, tuple[int, ...], tuple[int, ...]] | None
+
+
+def go_round(value: float) -> float:
+    """Go's ``math.Round``: half away from zero."""
+    whole = float(math.trunc(value))
+    if abs(value - whole) >= 0.5:
+        whole += math.copysign(1.0, value)
+    return whole
+
+
+def floor_score(lowest_unrounded: float) -> float:
+    """The lowest 3-decimal score that a score of at least ``lowest_unrounded`` rounds to.
+
+    A hundredth of a unit of the last decimal comes off first: far more than the
+    floating-point error of either figure, so the floor never exceeds the score.
+    """
+    return go_round(lowest_unrounded * 1000 - 0.01) / 1000
 
 
 def balance_score(values: Sequence[int]) -> float:
@@ -103,10 +118,12 @@ class ComboScorer:
         """
         found = self.walks.get(keys)
         if found is None:
+            spans = runs(keys)
+            lengths = [length for _, length in spans]
             found = self.walks[keys] = [
-                subset
+                positions_of(spans, counts)
                 for size in range(len(keys), 0, -1)
-                for subset in representative_combinations(keys, size)
+                for counts in class_counts(lengths, size)
             ]
         return found
 
@@ -203,7 +220,7 @@ class ComboScorer:
         return result
 
     def _evaluate(self, combo_values: tuple[int, ...]) -> Evaluation:
-        count, group, mean = self.count, self.group, self.mean
+        count, group = self.count, self.group
         share = self.acceptable(combo_values)
         if share is None:
             return None
@@ -215,30 +232,17 @@ class ComboScorer:
         candidates = tuple(i for i, value in enumerate(after) if value >= group)
         groups = [after[i] // group for i in candidates]
         walk = self.subsets(tuple(after[i] for i in candidates))
-        # Floors: the nodes outside the subset keep their counts, the subset's members
-        # share what they have minus the remainder.
-        deviations = [(value - mean) ** 2 for value in after]
-        outside = sum((value - mean) ** 2 for value in others)
-        floors: list[float | None] = []
+        best = math.inf
+        best_picked: tuple[int, ...] = ()
         for picked in walk:
             if sum([groups[j] for j in picked]) * group < remainder:
-                floors.append(None)  # cannot take the remainder in whole groups
-                continue
-            members = {candidates[j] for j in picked}
-            fixed = outside + sum([d for i, d in enumerate(deviations) if i not in members])
-            left = sum([after[i] for i in members]) - remainder
-            floors.append(self.floor(fixed, len(picked), left))
-
-        def score(index: int) -> float:
+                continue  # cannot take the remainder in whole groups (kubelet hangs here)
             trial = list(after)
-            round_robin(trial, [candidates[j] for j in walk[index]], remainder, group)
-            return self.score(trial + others)
-
-        found = first_minimum(floors, score)
-        if found is None:  # unreachable: the subset of every candidate takes the remainder
-            return None
-        best, index = found
-        return (best, tuple(candidates[j] for j in walk[index]), candidates)
+            round_robin(trial, [candidates[j] for j in picked], remainder, group)
+            score = self.score(trial + others)
+            if score < best:
+                best, best_picked = score, picked
+        return (best, tuple(candidates[j] for j in best_picked), candidates)
 
     def evaluate_literal(self, combo: tuple[int, ...]) -> Evaluation:
         """The kubelet's per-combo code, step by step (used when the order repeats nodes)."""

@@ -10,10 +10,15 @@ Two walks give the same combo and the same break:
 
 * ``literal_search`` does exactly that, with the step-by-step evaluation: the reference,
   and what runs when the NUMA order repeats a node;
-* ``search`` scores one representative per class of interchangeable combos (``combos``),
-  in order of the lower bound of their score (``bounded``), keeping the first of those with
-  the lowest score; the single-socket ones first with align-by-socket. When the winner
-  scored 0 the kubelet's walk broke right after it, on the next combination.
+* ``search`` groups combos by how many nodes of each free count they take: that fixes
+  whether they can hold the request and a floor under their score (``balance``). Groups
+  are visited by floor; inside one, its classes of interchangeable combos (``combos``) are
+  scored through one representative each, in the kubelet's order. A group whose floor is
+  above the best score is never opened, and once a group's floor equals the best score only
+  classes that come earlier than the best combo are scored: the rest could at most tie,
+  and ties go to the earlier combo. With align-by-socket the single-socket classes are
+  searched first, the others only when no single-socket combo is acceptable. When the
+  winner scored 0 the kubelet's walk broke right after it, on the next combination.
 """
 
 from __future__ import annotations
