@@ -126,3 +126,18 @@ def test_in_memory_store_keeps_the_bytes() -> None:
         store.save(StateSnapshot("static"))
     assert store.load("static", ContainerMap()) == STATE
     assert InMemoryStore(V1_FILE).load("static", CMAP) is not None
+
+
+def test_in_memory_saves_are_encoded_when_read_with_the_same_bytes() -> None:
+    from cpumanager.checkpoint import codec
+
+    first, second = StateSnapshot("static", CPUSet.parse("0-63")), STATE
+    store = InMemoryStore(V1_FILE)
+    store.save(first)
+    store.save(second)
+    assert store.data == codec.encode_v2(second)
+    assert store.history == [codec.encode_v2(first), codec.encode_v2(second)]
+    store.save(first)
+    store.data = V1_FILE  # a later direct write wins over the pending save
+    assert store.data == V1_FILE
+    assert store.history[-1] == codec.encode_v2(first)

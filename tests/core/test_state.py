@@ -102,3 +102,31 @@ def test_from_sorted_adopts_sorted_mappings_and_equals_the_constructor() -> None
     assert hash(adopted) == hash(built)
     with pytest.raises(AttributeError):
         adopted.policy_name = "none"  # type: ignore[misc]
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from("rqp"), st.sampled_from("cba"), st.integers(0, 7), st.booleans())
+    )
+)
+def test_changes_keep_the_frozen_sorted_form(steps: list[tuple[str, str, int, bool]]) -> None:
+    state = StateSnapshot("static", CPUSet.range(0, 8))
+    plain: dict[PodUID, dict[ContainerName, CPUSet]] = {}
+    for pod_uid, name, cpu, add in steps:
+        pod, container = PodUID(pod_uid), ContainerName(name)
+        if add:
+            state = state.with_assignment(pod, container, CPUSet([cpu]))
+            plain.setdefault(pod, {})[container] = CPUSet([cpu])
+        else:
+            state = state.without_assignment(pod, container)
+            plain.get(pod, {}).pop(container, None)
+            if pod in plain and not plain[pod]:
+                del plain[pod]
+        state = state.with_default(CPUSet.range(0, 8) - state.assigned_cpus())
+        rebuilt = StateSnapshot("static", state.default_cpuset, plain)  # frozen from scratch
+        assert state == rebuilt
+        assert list(state.assignments) == list(rebuilt.assignments)
+        assert [list(c) for c in state.assignments.values()] == [
+            list(c) for c in rebuilt.assignments.values()
+        ]
+        assert repr(state) == repr(rebuilt)

@@ -18,7 +18,12 @@ __all__ = ["InMemoryStore"]
 
 
 class InMemoryStore:
-    """A checkpoint held in memory as the bytes a kubelet would have written."""
+    """A checkpoint held in memory as the bytes a kubelet would have written.
+
+    Saves are encoded when first read (``data``, ``history``), not when made: a store whose
+    bytes nobody reads (trial admissions) never pays for the encoder. The bytes are the
+    same either way, since a snapshot is an immutable value.
+    """
 
     def __init__(
         self,
@@ -27,11 +32,38 @@ class InMemoryStore:
         order: DecodeOrder = "v1-first",
         source: str = "memory:cpu_manager_state",
     ) -> None:
-        self.data = data
-        self.history: list[bytes] = []
+        self._writes: list[bytes | StateSnapshot] = []
+        self._data: bytes | StateSnapshot | None = data
         self.fail_saves = False
         self._order: DecodeOrder = order
         self._source = source
+
+    @property
+    def data(self) -> bytes | None:
+        """The checkpoint's bytes now (None: no file)."""
+        if isinstance(self._data, StateSnapshot):
+            self._encode_writes()
+        assert not isinstance(self._data, StateSnapshot)
+        return self._data
+
+    @data.setter
+    def data(self, value: bytes | None) -> None:
+        self._data = value
+
+    @property
+    def history(self) -> list[bytes]:
+        """Every write, oldest first."""
+        self._encode_writes()
+        return [write for write in self._writes if isinstance(write, bytes)]
+
+    def _encode_writes(self) -> None:
+        """Encode the pending writes (the current data is always the last of them)."""
+        for index, write in enumerate(self._writes):
+            if isinstance(write, StateSnapshot):
+                encoded = codec.encode_v2(write)
+                self._writes[index] = encoded
+                if self._data is write:
+                    self._data = encoded
 
     def load(self, policy_name: str, container_map: ContainerMap) -> StateSnapshot | None:
         return restore_state(
@@ -46,5 +78,5 @@ class InMemoryStore:
         if self.fail_saves:
             message = f"cannot write {self._source!r}: injected failure (fail_saves is set)"
             raise StoreError(message)
-        self.data = codec.encode_v2(snapshot)
-        self.history.append(self.data)
+        self._data = snapshot
+        self._writes.append(snapshot)

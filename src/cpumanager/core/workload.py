@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from fractions import Fraction
 from types import MappingProxyType
+from typing import cast
 
 from cpumanager.core.ids import ContainerKey, ContainerName, PodUID
 from cpumanager.core.quantity import milli_value, value
@@ -102,6 +103,12 @@ class Pod:
     limits: Mapping[str, Fraction] = field(default_factory=lambda: MappingProxyType({}))
     resources_given: bool = False
     overhead: Mapping[str, Fraction] = field(default_factory=lambda: MappingProxyType({}))
+    # Answers of the pure functions below (QoS class, exclusive CPUs, aggregated requests),
+    # computed once per pod: admission asks them several times per container. The fields
+    # they read are frozen, so an answer never goes stale; ``replace`` starts a new memo.
+    _memo: dict[object, object] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "requests", _frozen(self.requests))
@@ -157,6 +164,14 @@ def qos_class(pod: Pod, *, pod_level_resources: bool = True) -> QoSClass:
     With the PodLevelResources gate on (``pod_level_resources``) and ``spec.resources``
     given, only the pod-level values count; otherwise the sums over every container.
     """
+    key = ("qos", pod_level_resources)
+    found = pod._memo.get(key)
+    if found is None:
+        found = pod._memo[key] = _qos_class(pod, pod_level_resources=pod_level_resources)
+    return cast(QoSClass, found)
+
+
+def _qos_class(pod: Pod, *, pod_level_resources: bool) -> QoSClass:
     requests: dict[str, Fraction] = {}
     limits: dict[str, Fraction] = {}
     guaranteed = True
@@ -214,8 +229,11 @@ def _aggregate(
 
 
 def aggregate_container_requests(pod: Pod) -> dict[str, Fraction]:
-    """The kubelet's AggregateContainerRequests (no status, no overhead)."""
-    return _aggregate(pod, lambda container: container.requests)
+    """The kubelet's AggregateContainerRequests (no status, no overhead); a new dict."""
+    found = pod._memo.get("requests")
+    if found is None:
+        found = pod._memo["requests"] = _aggregate(pod, lambda container: container.requests)
+    return dict(cast(dict[str, Fraction], found))
 
 
 def aggregate_container_limits(pod: Pod) -> dict[str, Fraction]:
@@ -237,9 +255,15 @@ def guaranteed_cpus(pod: Pod, container: Container, *, pod_level_resources: bool
     The static policy still skips pods with pod-level resources (gate on); see
     ``StaticPolicy``.
     """
-    if qos_class(pod, pod_level_resources=pod_level_resources) is not QoSClass.GUARANTEED:
-        return 0
-    return _integral_cpus(container)
+    key = ("cpus", pod_level_resources, container.name)
+    found = pod._memo.get(key)
+    if isinstance(found, tuple) and found[0] is container:
+        return int(found[1])
+    cpus = 0
+    if qos_class(pod, pod_level_resources=pod_level_resources) is QoSClass.GUARANTEED:
+        cpus = _integral_cpus(container)
+    pod._memo[key] = (container, cpus)  # for this very container object only
+    return cpus
 
 
 def pod_guaranteed_cpus(pod: Pod, *, pod_level_resources: bool = True) -> int:

@@ -73,6 +73,8 @@ class CPUManager:
         self._store = store
         self._all_cpus = all_cpus
         self._observer = observer
+        # Events nobody hears are not built, nor the allocation traces they would carry.
+        self._heard = observer is not NULL_OBSERVER
         self._affinity = affinity or (lambda _pod, _name: None)
         self._snapshot = StateSnapshot(policy.name)
         self._reuse = ReusableCPUs()
@@ -167,6 +169,38 @@ class CPUManager:
         )
         self.remove_stale_state()
 
+    def fork(
+        self,
+        *,
+        store: StateStore,
+        active_pods: Callable[[], Sequence[Pod]],
+        observer: Observer = NULL_OBSERVER,
+        affinity: Callable[[PodUID, ContainerName], NUMAMask | None] | None = None,
+    ) -> CPUManager:
+        """A started copy of this manager on ``store``, which must already hold this
+        manager's state: the policy and every immutable value are shared, nothing is loaded,
+        validated or saved (the state came from a started manager), and no event is sent.
+        Later changes to either manager never reach the other."""
+        if not self._started:
+            msg = "only a started CPU manager can be forked; call start first"
+            raise RuntimeError(msg)
+        twin = CPUManager.__new__(CPUManager)
+        twin._policy = self._policy
+        twin._store = store
+        twin._all_cpus = self._all_cpus
+        twin._observer = observer
+        twin._heard = observer is not NULL_OBSERVER
+        twin._affinity = affinity or (lambda _pod, _name: None)
+        twin._snapshot = self._snapshot
+        twin._reuse = self._reuse
+        twin._container_map = self._container_map
+        twin._last_applied = dict(self._last_applied)
+        twin._active_pods = active_pods
+        twin._sources_ready = self._sources_ready
+        twin._allocatable = self._allocatable
+        twin._started = True
+        return twin
+
     def _start_repaired(self, repaired: StateSnapshot) -> StateSnapshot:
         """Start from a repaired state, which may have an empty default set.
 
@@ -256,7 +290,9 @@ class CPUManager:
         self.remove_stale_state(admitting=pod)
         hint = self._affinity(pod.uid, container.name)
         try:
-            allocation = self._policy.allocate(self._snapshot, self._reuse, pod, container, hint)
+            allocation = self._policy.allocate(
+                self._snapshot, self._reuse, pod, container, hint, explain=self._heard
+            )
         except AllocationError as err:
             if self._policy.guaranteed_cpus(pod, container):
                 self._observer.notify(
@@ -265,7 +301,7 @@ class CPUManager:
             raise
         self._commit(allocation.snapshot)
         self._reuse = allocation.reuse
-        if self._snapshot.cpuset_of(pod.uid, container.name) is not None:
+        if self._heard and self._snapshot.cpuset_of(pod.uid, container.name) is not None:
             self._observer.notify(
                 Allocated(
                     pod.uid,

@@ -181,7 +181,8 @@ class Node:
             observer=observer,
             affinity=self._topology_manager.affinity_mask,
         )
-        providers: list[HintProvider] = [CPUProvider(self._cpu_manager, implicit=implicit)]
+        self._cpu_provider = CPUProvider(self._cpu_manager, implicit=implicit)
+        providers: list[HintProvider] = [self._cpu_provider]
         self._memory: MemoryProvider | None = None
         self._devices: DeviceProvider | None = None
         memory_state = state.memory if state is not None else None
@@ -241,6 +242,61 @@ class Node:
         )
         self._retain_active()
 
+    def fork(
+        self,
+        *,
+        store: StateStore,
+        active_pods: Callable[[], Sequence[Pod]],
+        observer: Observer = NULL_OBSERVER,
+        clock: Callable[[], float] | None = None,
+    ) -> Node:
+        """A started copy of this node, for trying admissions without touching it.
+
+        ``store`` must already hold this node's CPU state (e.g. a copy of its checkpoint
+        bytes): nothing is loaded, validated or saved until the copy changes, because the
+        state comes from a node that was built and started. The configuration, policy and
+        merge are shared, the immutable states (CPU, memory, devices) too; the stored hints,
+        container map and init-container reuse are copied. This is what a restart with the
+        same state would give (``Node(state=...)`` then ``start``) without its cost, except
+        that stored hints survive (a restart forgets them, as the kubelet's does).
+        """
+        self._check_running()
+        twin = Node.__new__(Node)
+        twin.topology = self.topology
+        twin.kubelet = self.kubelet
+        twin._topology_manager = self._topology_manager.fork(observer=observer, clock=clock)
+        twin._cpu_manager = self._cpu_manager.fork(
+            store=store,
+            active_pods=active_pods,
+            observer=observer,
+            affinity=twin._topology_manager.affinity_mask,
+        )
+        implicit = self._cpu_provider.implicit
+        twin._cpu_provider = CPUProvider(twin._cpu_manager, implicit=implicit)
+        providers: list[HintProvider] = [twin._cpu_provider]
+        twin._memory = None
+        twin._devices = None
+        if self._memory is not None:
+            twin._memory = MemoryProvider(
+                self._memory.state,
+                twin._topology_manager.get_affinity,
+                implicit=self._memory.implicit,
+                pod_level_resources=self._memory.pod_level_resources,
+            )
+            providers.append(twin._memory)
+        if self._devices is not None:
+            twin._devices = DeviceProvider(
+                self._devices.state,
+                twin._topology_manager.get_affinity,
+                implicit=self._devices.implicit,
+            )
+            providers.append(twin._devices)
+        for provider in providers:
+            twin._topology_manager.add_provider(provider)
+        twin._active_pods = active_pods
+        twin._stopped = False
+        return twin
+
     def snapshot(self) -> NodeState:
         """The node's whole state now (CPU assignments, memory blocks, devices)."""
         return NodeState(
@@ -263,11 +319,16 @@ class Node:
 
     # --- the kubelet's hooks ------------------------------------------------------------
 
-    def admit(self, pod: Pod) -> AdmissionResult:
-        """The kubelet's admission of one pod (hints, merge, allocation by every provider)."""
+    def admit(self, pod: Pod, *, explain: bool = True) -> AdmissionResult:
+        """The kubelet's admission of one pod (hints, merge, allocation by every provider).
+
+        ``explain=False`` skips the merge explanations (``ContainerDecision.explanation`` is
+        None) for callers that read only the verdict: decisions, state and events are the
+        same.
+        """
         self._check_running()
         self._retain_active()
-        return self._topology_manager.admit(pod)
+        return self._topology_manager.admit(pod, explain=explain)
 
     def container_started(self, pod: Pod, container: Container, container_id: ContainerID) -> None:
         """The kubelet's PreStartContainer: record the container id; finished init containers

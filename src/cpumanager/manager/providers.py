@@ -22,7 +22,7 @@ from cpumanager.core.devices import (
     release_pod_devices,
 )
 from cpumanager.core.hints.hint import TopologyHint
-from cpumanager.core.hints.source import HintSource
+from cpumanager.core.hints.source import is_hint_source
 from cpumanager.core.ids import ContainerName, PodUID
 from cpumanager.core.memory import (
     MemoryState,
@@ -44,7 +44,7 @@ def _rules(hints: AnyProviderHints) -> dict[str, object]:
     """Only the capacity rules of a provider's answer (explicit lists carry no numbers)."""
     if not hints:
         return {}
-    return {name: value for name, value in hints.items() if isinstance(value, HintSource)}
+    return {name: value for name, value in hints.items() if is_hint_source(value)}
 
 
 class CPUProvider:

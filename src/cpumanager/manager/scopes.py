@@ -77,14 +77,19 @@ class HintMerger:
         self,
         hints: Sequence[AnyProviderHints],
         details: Callable[[], Mapping[str, object]] | None = None,
+        *,
+        explain: bool = True,
     ) -> MergeResult:
         """Merge; a non-preferred or widened result is re-explained with numbers.
 
         ``details`` asks the providers for capacity rules (need and free per node) behind
         their explicit hint lists; it is called only when there is something to explain,
-        and it never changes the hint or the decision.
+        and it never changes the hint or the decision. Without ``explain`` there is no
+        explanation at all (the same hint and decision, for callers that do not read it).
         """
-        merged = merge_hints(self._config, self._numa_ids, list(hints), distances=self._distances)
+        merged = merge_hints(
+            self._config, self._numa_ids, list(hints), distances=self._distances, explain=explain
+        )
         explanation = merged.explanation
         if details is None or explanation is None:
             return merged
@@ -116,6 +121,12 @@ class HintStore:
     def remove_pod(self, pod_uid: PodUID) -> None:
         self._hints.pop(pod_uid, None)
 
+    def copy(self) -> HintStore:
+        """An independent store holding the same hints (hints themselves are immutable)."""
+        twin = HintStore()
+        twin._hints = {pod: dict(containers) for pod, containers in self._hints.items()}
+        return twin
+
     def remove_container(self, pod_uid: PodUID, container_name: ContainerName) -> None:
         containers = self._hints.get(pod_uid)
         if containers is None:
@@ -138,9 +149,10 @@ class AdmissionScope(ABC):
         self._hints = hints
 
     @abstractmethod
-    def admit(self, pod: Pod) -> AdmissionResult:
+    def admit(self, pod: Pod, *, explain: bool = True) -> AdmissionResult:
         """Hints, merge, store, allocate: the pod is admitted with every container allocated,
-        or rejected with the kubelet's reason."""
+        or rejected with the kubelet's reason. Without ``explain`` the decisions carry no
+        merge explanation (nothing else changes)."""
 
     def allocate_aligned_resources(self, pod: Pod, container: Container) -> dict[str, object]:
         """Every provider allocates ``container``, in registration order; the first error
@@ -155,14 +167,14 @@ class AdmissionScope(ABC):
     def _ask(self, ask: Callable[[HintProvider], AnyProviderHints]) -> Asked:
         return tuple((provider.provider_name, ask(provider)) for provider in self._providers)
 
-    def _merge(self, asked: Asked, details: Details) -> MergeResult:
+    def _merge(self, asked: Asked, details: Details, *, explain: bool) -> MergeResult:
         def gather() -> dict[str, object]:
             found: dict[str, object] = {}
             for provider in self._providers:
                 found.update(details(provider))
             return found
 
-        return self._merger.merge([hints for _, hints in asked], gather)
+        return self._merger.merge([hints for _, hints in asked], gather, explain=explain)
 
 
 class NoneScope(AdmissionScope):
@@ -170,7 +182,7 @@ class NoneScope(AdmissionScope):
 
     name = "none"
 
-    def admit(self, pod: Pod) -> AdmissionResult:
+    def admit(self, pod: Pod, *, explain: bool = True) -> AdmissionResult:
         allocated: dict[str, object] = {}
         for container in pod.all_containers():
             try:
@@ -189,19 +201,23 @@ class ContainerScope(AdmissionScope):
         """Every provider's hints for ``container``, by provider name, in order."""
         return self._ask(lambda provider: provider.topology_hints(pod, container))
 
-    def calculate_affinity(self, pod: Pod, container: Container) -> ContainerDecision:
+    def calculate_affinity(
+        self, pod: Pod, container: Container, *, explain: bool = True
+    ) -> ContainerDecision:
         """The merged hint for ``container`` and whether the policy admits it."""
         asked = self.accumulate_provider_hints(pod, container)
-        merged = self._merge(asked, lambda provider: provider.hint_details(pod, container))
+        merged = self._merge(
+            asked, lambda provider: provider.hint_details(pod, container), explain=explain
+        )
         return ContainerDecision(
             container.name, asked, merged.hint, merged.admit, merged.explanation
         )
 
-    def admit(self, pod: Pod) -> AdmissionResult:
+    def admit(self, pod: Pod, *, explain: bool = True) -> AdmissionResult:
         decisions: list[ContainerDecision] = []
         allocated: dict[str, object] = {}
         for container in pod.all_containers():
-            decision = self.calculate_affinity(pod, container)
+            decision = self.calculate_affinity(pod, container, explain=explain)
             decisions.append(decision)
             if not decision.admitted:
                 return topology_affinity_rejection(decisions)
@@ -222,14 +238,16 @@ class PodScope(AdmissionScope):
         """Every provider's hints for the whole pod, by provider name, in order."""
         return self._ask(lambda provider: provider.pod_topology_hints(pod))
 
-    def calculate_affinity(self, pod: Pod) -> ContainerDecision:
+    def calculate_affinity(self, pod: Pod, *, explain: bool = True) -> ContainerDecision:
         """The pod's merged hint and whether the policy admits it (container "(pod)")."""
         asked = self.accumulate_provider_hints(pod)
-        merged = self._merge(asked, lambda provider: provider.pod_hint_details(pod))
+        merged = self._merge(
+            asked, lambda provider: provider.pod_hint_details(pod), explain=explain
+        )
         return ContainerDecision("(pod)", asked, merged.hint, merged.admit, merged.explanation)
 
-    def admit(self, pod: Pod) -> AdmissionResult:
-        decision = self.calculate_affinity(pod)
+    def admit(self, pod: Pod, *, explain: bool = True) -> AdmissionResult:
+        decision = self.calculate_affinity(pod, explain=explain)
         if not decision.admitted:
             return topology_affinity_rejection([decision])
         allocated: dict[str, object] = {}

@@ -59,12 +59,28 @@ class TopologyManager:
         self._observer = observer
         self._clock = clock
         self._hints = HintStore()
+        self._merger = HintMerger(config=config, numa_ids=numa_ids, distances=distances)
         self._scope = build_scope(
-            config,
-            merger=HintMerger(config=config, numa_ids=numa_ids, distances=distances),
-            providers=self._providers,
-            hints=self._hints,
+            config, merger=self._merger, providers=self._providers, hints=self._hints
         )
+
+    def fork(
+        self, *, observer: Observer = NULL_OBSERVER, clock: Callable[[], float] | None = None
+    ) -> TopologyManager:
+        """A copy with the same configuration, merge and stored hints, and no providers yet
+        (the caller adds the forked ones); later changes to either never reach the other."""
+        twin = TopologyManager.__new__(TopologyManager)
+        twin._config = self._config
+        twin._later_checks = self._later_checks
+        twin._providers = []
+        twin._observer = observer
+        twin._clock = clock
+        twin._hints = self._hints.copy()
+        twin._merger = self._merger
+        twin._scope = build_scope(
+            self._config, merger=self._merger, providers=twin._providers, hints=twin._hints
+        )
+        return twin
 
     @property
     def config(self) -> TopologyManagerConfig:
@@ -91,10 +107,11 @@ class TopologyManager:
     def remove_container(self, pod_uid: PodUID, container_name: ContainerName) -> None:
         self._hints.remove_container(pod_uid, container_name)
 
-    def admit(self, pod: Pod) -> AdmissionResult:
-        """Admit or reject ``pod``; on admission every provider has allocated."""
+    def admit(self, pod: Pod, *, explain: bool = True) -> AdmissionResult:
+        """Admit or reject ``pod``; on admission every provider has allocated. Without
+        ``explain`` the decisions carry no merge explanation (nothing else changes)."""
         start = self._clock() if self._clock else 0.0
-        result = self._scope.admit(pod)
+        result = self._scope.admit(pod, explain=explain)
         if result.admitted:
             for check in self._later_checks:
                 refusal = check(pod)

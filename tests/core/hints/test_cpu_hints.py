@@ -8,7 +8,15 @@ from hypothesis import strategies as st
 
 from cpumanager.core.bitmask import iterate_masks
 from cpumanager.core.cpuset import CPUSet
-from cpumanager.core.hints.cpu_hints import cpu_hint_source, generate_cpu_hints
+from cpumanager.core.hints.cpu_hints import (
+    TABLE_NODES,
+    _generate_cpu_hints,
+    cpu_hint_source,
+    generate_cpu_hints,
+    mask_table,
+)
+from cpumanager.core.hints.hint import NO_PREFERENCE
+from cpumanager.core.hints.source import HintSource, is_hint_source
 from cpumanager.core.topology import CPUTopology
 from cpumanager.presets import get_preset, synthetic
 
@@ -92,3 +100,43 @@ def test_reusable_nodes_are_required() -> None:
     assert source.exclusion_cost(2) == (2,)
     assert source.slack() == (0,)
     assert [h.mask.bits for h in source.explicit() if h.mask] == [0b110, 0b111, 0b1110, 0b1111]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hint_inputs())
+def test_tabled_hints_equal_the_direct_walk(
+    case: tuple[CPUTopology, CPUSet, CPUSet, int, bool],
+) -> None:
+    topo, available, reusable, count, align = case
+    assert mask_table(topo) is not None
+    kwargs = {"available": available, "reusable": reusable, "count": count}
+    assert generate_cpu_hints(topo, **kwargs, align_by_socket=align) == _generate_cpu_hints(
+        topo, **kwargs, align_by_socket=align
+    )
+
+
+def test_mask_table_is_built_once_per_topology_and_not_past_eight_nodes() -> None:
+    topo = MACHINES["2s2n3c2t"]
+    table = mask_table(topo)
+    assert table is mask_table(topo)
+    assert table is not None
+    assert [entry.size for entry in table.entries] == [1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 4]
+    big = synthetic(sockets=2, numa_per_socket=5, cores_per_numa=1, threads=1)
+    assert len(big.cpu_numa_ids()) > TABLE_NODES
+    assert mask_table(big) is None
+    hints = generate_cpu_hints(big, available=big.all_cpus, reusable=CPUSet(), count=2)
+    assert hints == _generate_cpu_hints(big, available=big.all_cpus, reusable=CPUSet(), count=2)
+    assert len(hints) == 2**10 - 1 - 10  # every mask of two nodes or more
+
+
+def test_is_hint_source_answers_as_the_protocol_check() -> None:
+    topo = MACHINES["2s2n3c2t"]
+    rule = cpu_hint_source(topo, available=topo.all_cpus, reusable=CPUSet(), count=2)
+
+    class Structural:  # a rule of another kind: only the Protocol check knows it
+        def __getattr__(self, name: str) -> object:
+            return (lambda *args: None) if name != "universe" else 1
+
+    values = [rule, (), rule.explicit(), NO_PREFERENCE, Structural(), "x", None]
+    for value in values:
+        assert is_hint_source(value) == isinstance(value, HintSource), value

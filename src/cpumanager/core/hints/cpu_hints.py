@@ -12,13 +12,20 @@ a CPU hint.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import lru_cache
+
 from cpumanager.core.bitmask import iterate_masks
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.hints.hint import TopologyHint
 from cpumanager.core.hints.source import CapacityHintSource
 from cpumanager.core.topology import CPUTopology
 
-__all__ = ["cpu_hint_source", "generate_cpu_hints"]
+__all__ = ["TABLE_NODES", "MaskTable", "cpu_hint_source", "generate_cpu_hints", "mask_table"]
+
+# Up to this many NUMA nodes with CPUs, the subsets are tabled once per topology (255
+# entries at 8 nodes, the most the kubelet lists); past it hints are computed directly.
+TABLE_NODES = 8
 
 
 def generate_cpu_hints(
@@ -30,6 +37,103 @@ def generate_cpu_hints(
     align_by_socket: bool = False,
 ) -> tuple[TopologyHint, ...]:
     """All feasible hints in the kubelet's order (possibly empty: no placement)."""
+    table = mask_table(topology)
+    if table is None:
+        return _generate_cpu_hints(
+            topology,
+            available=available,
+            reusable=reusable,
+            count=count,
+            align_by_socket=align_by_socket,
+        )
+    min_affinity = table.min_affinity(count)
+    min_sockets = table.min_sockets(min_affinity) if align_by_socket else None
+    reuse = reusable.bits
+    need = count - reuse.bit_count()
+    free = available.bits
+    hints = []
+    for entry in table.entries:
+        cpus = entry.cpus
+        if reuse & ~cpus or (free & cpus).bit_count() < need:
+            continue
+        preferred = entry.size == min_affinity or entry.sockets == min_sockets
+        hints.append(entry.preferred if preferred else entry.not_preferred)
+    return tuple(hints)
+
+
+@dataclass(frozen=True, slots=True)
+class MaskEntry:
+    """One subset of the CPU NUMA nodes: its CPUs, node and socket counts, and its hints."""
+
+    cpus: int
+    size: int
+    total: int
+    sockets: int
+    preferred: TopologyHint
+    not_preferred: TopologyHint
+
+
+@dataclass(frozen=True, slots=True)
+class MaskTable:
+    """What CPU hints read of a topology, whatever the request: every non-empty subset of
+    the NUMA nodes with CPUs, in the kubelet's order (fewer nodes first)."""
+
+    entries: tuple[MaskEntry, ...]
+    node_count: int
+    numa_per_socket: int  # 0: align-by-socket never prefers by socket count
+
+    def min_affinity(self, count: int) -> int:
+        """Fewest nodes whose total CPUs (free or not) could hold ``count``."""
+        for entry in self.entries:
+            if entry.total >= count:
+                return entry.size
+        return self.node_count
+
+    def min_sockets(self, min_affinity: int) -> int | None:
+        """Sockets an align-by-socket preferred hint spans (None: no such rule)."""
+        per_socket = self.numa_per_socket
+        return -(-min_affinity // per_socket) if per_socket else None
+
+
+@lru_cache(maxsize=64)
+def mask_table(topology: CPUTopology) -> MaskTable | None:
+    """The topology's :class:`MaskTable`, built once per topology value; None past
+    ``TABLE_NODES`` NUMA nodes with CPUs (2^N entries: the hints are computed directly)."""
+    node_ids = topology.cpu_numa_ids()
+    if len(node_ids) > TABLE_NODES:
+        return None
+    node_cpus = {node: topology.cpus_in_numa_nodes((node,)).bits for node in node_ids}
+    entries = []
+    for mask in iterate_masks(node_ids):
+        cpus = 0
+        for node in mask:
+            cpus |= node_cpus[node]
+        sockets = len(topology.sockets_in_numa_nodes(mask.ids()))
+        entries.append(
+            MaskEntry(
+                cpus,
+                mask.count(),
+                cpus.bit_count(),
+                sockets,
+                TopologyHint(mask, True),
+                TopologyHint(mask, False),
+            )
+        )
+    per_socket = 0
+    if topology.num_sockets:
+        per_socket = topology.num_numa_nodes // topology.num_sockets
+    return MaskTable(tuple(entries), len(node_ids), per_socket)
+
+
+def _generate_cpu_hints(
+    topology: CPUTopology,
+    *,
+    available: CPUSet,
+    reusable: CPUSet,
+    count: int,
+    align_by_socket: bool = False,
+) -> tuple[TopologyHint, ...]:
+    """:func:`generate_cpu_hints` without the table (many NUMA nodes; the tests' oracle)."""
     node_ids = topology.cpu_numa_ids()
     node_cpus = {node: topology.cpus_in_numa_nodes((node,)).bits for node in node_ids}
     min_affinity = len(node_ids)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from cpumanager.core.hints.source import HintSource, iter_bits
+from cpumanager.core.hints.source import HintSource, is_hint_source, iter_bits
 from cpumanager.core.merge.exact import (
     AnyProviderHints,
     RawHint,
@@ -67,7 +67,7 @@ def normalize(
         hints
         for provider in providers
         for hints in (provider or {}).values()
-        if isinstance(hints, HintSource)
+        if is_hint_source(hints)
     ]
     explicit: list[Explicit] = []
     implicit: list[HintSource] = []

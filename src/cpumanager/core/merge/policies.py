@@ -16,8 +16,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from cpumanager.core.hints.hint import TopologyHint
-from cpumanager.core.merge.exact import AnyProviderHints, merge_exact
+from cpumanager.core.hints.hint import NO_PREFERENCE, TopologyHint
+from cpumanager.core.merge.exact import (
+    AnyProviderHints,
+    RawHint,
+    filter_single_numa_hints,
+    merge_exact,
+    to_hint,
+)
+from cpumanager.core.merge.exact import HintMerger as ExactMerger
 from cpumanager.core.merge.explain import MergeExplanation, explain_merge
 from cpumanager.core.merge.fast import DEFAULT_EXPAND_LIMIT, FastStats, merge_fast
 from cpumanager.core.merge.options import (
@@ -31,6 +38,9 @@ from cpumanager.errors import ConfigError
 __all__ = ["MergeResult", "merge", "merge_hints"]
 
 Method = Literal["fast", "exact"]
+
+# Longest cross product (after neutral lists are dropped) walked as the kubelet walks it.
+SMALL_WALK = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +78,10 @@ def merge(
     closest = opts.prefer_closest_numa
     if closest and policy != "single-numa-node":
         NUMAInfo.of(numa.nodes, numa.distances, require_distances=True)
-    if method == "exact":
+    small = None if method == "exact" else _merge_small(policy, numa, providers, closest=closest)
+    if small is not None:
+        hint, admit = small
+    elif method == "exact":
         hint, admit = merge_exact(policy, numa, providers, prefer_closest=closest)
     else:
         hint, admit = merge_fast(
@@ -83,6 +96,43 @@ def merge(
     if explain:
         explanation = explain_merge(policy, numa, providers, hint=hint, admit=admit)
     return MergeResult(hint, admit, policy, method, explanation)
+
+
+def _merge_small(
+    policy: str, numa: NUMAInfo, providers: Sequence[AnyProviderHints], *, closest: bool
+) -> tuple[TopologyHint, bool] | None:
+    """The kubelet's walk itself when it is short (the fast merge's front door).
+
+    A list holding only a preferred nil hint (a provider or resource with no preference) is
+    neutral: it leaves every permutation's merged mask and flag unchanged and counts 0 in
+    bnp. Without those lists the cross product of the usual admission (one CPU list, maybe
+    a memory one) has a few dozen permutations, which the kubelet's own walk (``exact.py``)
+    goes through faster than the fast merge sets up. None: a rule, or a longer walk.
+    """
+    if policy == "none":
+        return None
+    lists: list[list[RawHint]] = []
+    walk = 1
+    for provider in providers:
+        for hints in (provider or {}).values():
+            if hints is NO_PREFERENCE:
+                continue
+            if not isinstance(hints, tuple):
+                return None  # a rule: the fast merge searches it
+            raw: list[RawHint] = [
+                (None if h.mask is None else h.mask.bits, h.preferred) for h in hints
+            ]
+            lists.append(raw or [(None, False)])
+    if policy == "single-numa-node":
+        lists = filter_single_numa_hints(lists)
+    for listed in lists:
+        walk *= len(listed)
+        if walk > SMALL_WALK:
+            return None
+    bits, preferred = ExactMerger.build(numa, lists, closest=closest).merge()
+    if policy == "single-numa-node" and bits == numa.default_bits:
+        return TopologyHint(None, preferred), preferred
+    return to_hint((bits, preferred)), (True if policy == "best-effort" else preferred)
 
 
 def merge_hints(

@@ -43,7 +43,7 @@ class Allocation:
     cpus: CPUSet
     snapshot: StateSnapshot
     reuse: ReusableCPUs
-    trace: tuple[str, ...] = ()
+    trace: tuple[str, ...] = ()  # empty when the caller asked for no explanation
     newly_exclusive: CPUSet = field(default_factory=CPUSet)
     reused_existing: bool = False
 
@@ -90,7 +90,12 @@ class Policy(Protocol):
         pod: Pod,
         container: Container,
         hint: NUMAMask | None,
-    ) -> Allocation: ...
+        *,
+        explain: bool = True,
+    ) -> Allocation:
+        """Decide ``container``'s CPUs; ``explain=False`` leaves the trace empty (nobody
+        will read it), the decision is the same."""
+        ...
 
     def remove(
         self, snapshot: StateSnapshot, pod_uid: PodUID, container_name: ContainerName

@@ -56,6 +56,8 @@ class NonePolicy:
         pod: Pod,
         container: Container,
         hint: NUMAMask | None,
+        *,
+        explain: bool = True,
     ) -> Allocation:
         return Allocation(
             cpus=self.topology.all_cpus,

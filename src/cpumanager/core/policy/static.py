@@ -40,8 +40,7 @@ from cpumanager.core.allocation.take import take_by_topology
 from cpumanager.core.bitmask import NUMAMask
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.hints.cpu_hints import cpu_hint_source, generate_cpu_hints
-from cpumanager.core.hints.hint import NO_PLACEMENT, ProviderHints
-from cpumanager.core.hints.source import HintSource
+from cpumanager.core.hints.hint import NO_PLACEMENT, NO_PREFERENCE, ProviderHints
 from cpumanager.core.ids import ContainerName, PodUID
 from cpumanager.core.merge.exact import AnyResourceHints
 from cpumanager.core.policy.base import Allocation, Removal, ReusableCPUs
@@ -226,7 +225,9 @@ class StaticPolicy:
                 self.topology, aligned, min(count, len(aligned)), self.options, trace=trace
             )
         rest = count - len(result)
-        if trace is not None and hint is not None and rest > 0:
+        if rest <= 0:
+            return result  # take_by_topology takes nothing and says nothing for 0 CPUs
+        if trace is not None and hint is not None:
             trace.append(f"{rest} more CPUs from outside the hint")
         return result | take_by_topology(
             self.topology, pool - result, rest, self.options, trace=trace
@@ -239,8 +240,11 @@ class StaticPolicy:
         pod: Pod,
         container: Container,
         hint: NUMAMask | None,
+        *,
+        explain: bool = True,
     ) -> Allocation:
-        """Decide the container's CPUs; the snapshot and reuse value to commit come back."""
+        """Decide the container's CPUs; the snapshot and reuse value to commit come back
+        (with the steps taken in ``trace`` when ``explain``)."""
         count = self.guaranteed_cpus(pod, container)
         if count == 0:
             return Allocation(
@@ -269,10 +273,12 @@ class StaticPolicy:
                 trace=(f"already holds CPUs {existing}: kept",),
                 reused_existing=True,
             )
-        trace: list[str] = [f"{count} exclusive CPUs requested"]
         reusable = reuse.for_pod(pod.uid)
-        if reusable:
-            trace.append(f"CPUs {reusable} of finished init containers may be reused")
+        trace: list[str] | None = None
+        if explain:
+            trace = [f"{count} exclusive CPUs requested"]
+            if reusable:
+                trace.append(f"CPUs {reusable} of finished init containers may be reused")
         cpus = self.allocate_cpus(snapshot, count, hint, reusable, trace=trace)
         new_snapshot = snapshot.with_assignment(pod.uid, container.name, cpus).with_default(
             snapshot.default_cpuset - cpus
@@ -281,7 +287,7 @@ class StaticPolicy:
             cpus=cpus,
             snapshot=new_snapshot,
             reuse=updated_reuse(reuse, pod, container, cpus),
-            trace=tuple(trace),
+            trace=tuple(trace or ()),
             newly_exclusive=cpus & snapshot.default_cpuset,
         )
 
@@ -394,8 +400,8 @@ class StaticPolicy:
 def _explicit(answer: dict[str, AnyResourceHints]) -> ProviderHints:
     hints: ProviderHints = {}
     for resource, value in answer.items():
-        if isinstance(value, HintSource):  # pragma: no cover - explicit path never builds one
-            hints[resource] = value.explicit()
-        else:
+        if isinstance(value, tuple) or value is NO_PREFERENCE:
             hints[resource] = value
+        else:  # pragma: no cover - the explicit path never builds a rule
+            hints[resource] = value.explicit()
     return hints
