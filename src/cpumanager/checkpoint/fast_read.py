@@ -64,8 +64,8 @@ _ELEMENT_STARTS = bytes.maketrans(b",-", b"\x01\x00")
 # go-spew's spelling of the JSON structure left once quotes go: '}' is ']', '"' is nothing
 _SPEW_TABLE = bytes.maketrans(b"}", b"]")
 _SPEW_ALL = bytes.maketrans(b"},", b"] ")  # when every comma is between entries
-# The bits of a run of d + 1 CPUs, for the usual short runs.
-_RUNS = [(2 << width) - 1 for width in range(256)]
+# The bits of a run of w + 1 CPUs, for the usual short runs (a dict: no negative indexes).
+_RUNS = {width: (2 << width) - 1 for width in range(256)}
 _EMPTY = CPUSet()
 
 
@@ -115,15 +115,13 @@ def _read_entries(data: bytes, found: re.Match[bytes]) -> ReadV2 | None:
         return None
     pods = list(entries)
     inners = list(entries.values())
-    if set(map(type, inners)) != {dict}:
-        return None
-    counts = list(map(len, inners))
-    names = list(chain.from_iterable(inners))
-    values = list(chain.from_iterable(map(dict.values, inners)))
-    try:
+    try:  # dict.values refuses anything but a dict, str.join anything but strings
+        values = list(chain.from_iterable(map(dict.values, inners)))
         lists_text = ",".join(values)
     except TypeError:
-        return None  # a null, number or object where Go wants a string: the exact reader
+        return None  # a null, number, list or string where Go wants an object or a string
+    counts = list(map(len, inners))
+    names = list(chain.from_iterable(inners))
     pods_text = "".join(pods)
     names_text = "".join(names)
     # The compact text of what was scanned, {"P":{"N":"V",...},...}, has exactly this
@@ -223,14 +221,17 @@ def _cpu_masks(joined: str, lists: list[str]) -> list[int] | None:
             flags = separators.translate(_ELEMENT_STARTS)
             starts = list(compress(ids, b"\x01" + flags))
             ends = list(compress(ids, flags + b"\x01"))
-        widths = list(map(operator.sub, ends, starts))
-        if min(widths) < 0 or max(ends) > MAX_CHECKPOINT_CPU_ID:
+        if max(ends) > MAX_CHECKPOINT_CPU_ID:
             return None
-        try:
-            runs = list(map(_RUNS.__getitem__, widths))
-        except IndexError:
-            runs = list(map(operator.sub, map(operator.lshift, repeat(2), widths), repeat(1)))
-        masks = list(map(operator.lshift, runs, starts))
+        widths = map(operator.sub, ends, starts)
+        try:  # a run of width w (end - start) is _RUNS[w]; a wide or reversed one is not there
+            masks = list(map(operator.lshift, map(_RUNS.__getitem__, widths), starts))
+        except KeyError:
+            listed_widths = list(map(operator.sub, ends, starts))
+            if min(listed_widths) < 0:
+                return None
+            runs = map(operator.sub, map(operator.lshift, repeat(2), listed_widths), repeat(1))
+            masks = list(map(operator.lshift, runs, starts))
     if len(masks) == len(lists):
         return masks
     if len(masks) - len(lists) == lists[-1].count(","):  # only the last list (the default)
