@@ -116,7 +116,9 @@ def test_policy_options_gate_guards_every_option() -> None:
 
 
 def test_removed_gates_are_unknown_again() -> None:
-    """CPUManager removed in 1.33 (#129296), MemoryManager in 1.36 (#136381), sidecars 1.37."""
+    """TopologyManager removed in 1.29, CPUManager in 1.33, MemoryManager 1.36, sidecars 1.37."""
+    assert versions.profile((1, 28)).gate_levels["TopologyManager"] == "ga"
+    assert versions.profile((1, 29)).gate_levels["TopologyManager"] == "absent"
     assert versions.profile((1, 32)).gate_levels["CPUManager"] == "ga"
     assert versions.profile((1, 33)).gate_levels["CPUManager"] == "absent"
     assert versions.profile((1, 35)).gate_levels["MemoryManager"] == "ga"
