@@ -152,7 +152,7 @@ RULES: Final[tuple[Rule, ...]] = (
     _r("option.distribute-cpus-across-numa", "1.23", "alpha", "#105631"),
     _r("option.distribute-cpus-across-numa", "1.33", "beta", "#130541"),
     _r("option.align-by-socket", "1.18", "absent", "-"),
-    _r("option.align-by-socket", "1.25", "alpha", "KEP-3327"),
+    _r("option.align-by-socket", "1.25", "alpha", "#111278"),
     _r("option.distribute-cpus-across-cores", "1.18", "absent", "-"),
     _r("option.distribute-cpus-across-cores", "1.31", "alpha", "KEP-4176"),
     _r("option.strict-cpu-reservation", "1.18", "absent", "-"),
