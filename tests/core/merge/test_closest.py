@@ -1,23 +1,27 @@
-"""The prefer-closest searches: distance classes, count-vector sums, and both searches
-against brute force (every mask of the size, best by (sum of distances, bits))."""
+"""The prefer-closest searches: distance classes, count vectors in sum order, and both
+searches against brute force (every mask of the size, best by (sum of distances, bits))."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from itertools import combinations
+from itertools import combinations, product
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cpumanager.core.hints.source import CapacityHintSource, bits_of
+from cpumanager.core.merge.classes import (
+    Budget,
+    distance_classes,
+    vector_count,
+    vectors_by_sum,
+)
 from cpumanager.core.merge.closest import (
     branch_and_bound,
     capacity_bound,
     class_search,
     closest_search,
-    count_vectors,
-    distance_classes,
 )
 
 Rows = dict[int, list[int]]
@@ -71,24 +75,25 @@ def test_classes_only_look_at_searched_nodes() -> None:
     assert distance_classes([1, 2, 3, 5], rows).members == ((1, 2, 3), (5,))
 
 
-def test_count_vectors_sorted_by_sum_and_limited() -> None:
+def test_vectors_by_sum_groups_equal_sums() -> None:
     classes = distance_classes(range(8), TWO_SOCKETS)
-    vectors = count_vectors(classes, 3, limit=10)
-    assert vectors == [(102, (0, 3)), (102, (3, 0)), (138, (1, 2)), (138, (2, 1))]
-    assert count_vectors(classes, 3, limit=3) is None
-    assert count_vectors(classes, 9, limit=10) == []
+    assert list(vectors_by_sum(classes, 3)) == [(102, [(0, 3), (3, 0)]), (138, [(1, 2), (2, 1)])]
+    assert vector_count(classes, 3) == 4
+    assert list(vectors_by_sum(classes, 9)) == []
+    assert vector_count(classes, 9) == 0
 
 
 # --- random machines ------------------------------------------------------------------
 
 
 @st.composite
-def structured_rows(draw: st.DrawFn, max_nodes: int = 10) -> Rows:
-    """Distances constant per (class, class) pair: symmetric or not, sometimes perturbed."""
+def structured_rows(draw: st.DrawFn, max_nodes: int = 10, *, dense: bool = False) -> Rows:
+    """Distances constant per (class, class) pair: symmetric or not, sometimes perturbed
+    (``dense``: more classes and any distance up to 60, so that sums spread out)."""
     size = draw(st.integers(1, max_nodes))
-    classes = draw(st.integers(1, 4))
+    classes = draw(st.integers(1, 6 if dense else 4))
     where = [draw(st.integers(0, classes - 1)) for _ in range(size)]
-    values = st.sampled_from([10, 11, 12, 16, 20, 21, 32])
+    values = st.integers(1, 60) if dense else st.sampled_from([10, 11, 12, 16, 20, 21, 32])
     diagonal = [draw(st.sampled_from([10, 10, 11])) for _ in range(classes)]
     table = [[draw(values) for _ in range(classes)] for _ in range(classes)]
     if draw(st.booleans()):
@@ -126,6 +131,43 @@ def test_count_vector_sum_is_the_masks_sum(rows: Rows, data: st.DataObject) -> N
     chosen = data.draw(st.sets(st.sampled_from(nodes)))
     counts = [sum(1 for n in group if n in chosen) for group in classes.members]
     assert classes.pair_sum(counts) == _pair_sum(rows)(bits_of(sorted(chosen)))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=_HEALTH)
+@given(structured_rows(max_nodes=14, dense=True), st.data())
+def test_vectors_by_sum_lists_every_vector_once_in_order(rows: Rows, data: st.DataObject) -> None:
+    nodes = sorted(data.draw(st.sets(st.sampled_from(sorted(rows)), min_size=1)))
+    classes = distance_classes(nodes, rows)
+    size = data.draw(st.integers(0, len(nodes) + 1))
+    costs = st.none() | st.integers(0, 4)
+    budgets = [
+        Budget(tuple(tuple(data.draw(costs) for _ in g) for g in classes.members), limit)
+        for limit in data.draw(st.lists(st.integers(-1, 12), max_size=2))
+    ]
+
+    def within(budget: Budget, counts: tuple[int, ...]) -> bool:
+        """Leave out the cheapest members of each class (a required one never)."""
+        total = 0
+        for costs, n in zip(budget.costs, counts, strict=True):
+            dropped = sorted(costs, key=lambda c: (c is None, c or 0))[: len(costs) - n]
+            if None in dropped:
+                return False
+            total += sum(c for c in dropped if c is not None)
+        return total <= budget.limit
+
+    every = sorted(
+        (classes.pair_sum(counts), counts)
+        for counts in product(*(range(len(group) + 1) for group in classes.members))
+        if sum(counts) == size
+    )
+    assert vector_count(classes, size) == len(every)
+    kept = [item for item in every if all(within(b, item[1]) for b in budgets)]
+    band_cap = data.draw(st.sampled_from([1, 3, 4096]))
+    groups = list(vectors_by_sum(classes, size, budgets=budgets, band_cap=band_cap))
+    got = [(total, counts) for total, group in groups for counts in group]
+    assert sorted(got) == kept
+    assert [total for total, _ in groups] == sorted({total for total, _ in kept})
+    assert all(classes.pair_sum(counts) == total for total, counts in got)
 
 
 @st.composite

@@ -35,6 +35,8 @@ class Cover:
         self.implicit = implicit
         self._costs: tuple[int, int, dict[int, tuple[Cost | None, ...]]] | None = None
         self._leaves: int | None = None
+        # sources are immutable: their slacks are computed once (each costs O(nodes))
+        self._slacks = tuple(src.slack() for src in implicit)
 
     def achievable(self, merged: int) -> bool:
         """Is ``merged`` the AND of one hint per list (and the default)?"""
@@ -74,8 +76,8 @@ class Cover:
         if self._leaves is None:
             leaves = 0
             for node in iter_bits(self.default):
-                for src in self.implicit:
-                    cost, slack = src.exclusion_cost(node), src.slack()
+                for src, slack in zip(self.implicit, self._slacks, strict=True):
+                    cost = src.exclusion_cost(node)
                     if cost is not None and slack is not None and _fits(cost, slack):
                         leaves |= 1 << node
                         break
@@ -119,7 +121,7 @@ class Cover:
         todo &= ~free
         if todo == 0:
             return True
-        slacks = tuple(src.slack() or () for src in self.implicit)
+        slacks = tuple(slack or () for slack in self._slacks)
         costly = [(node, table[node]) for node in iter_bits(todo)]
         for which, slack in enumerate(slacks):
             spent = [costs[which] for _node, costs in costly]

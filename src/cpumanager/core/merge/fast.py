@@ -48,13 +48,12 @@ from itertools import product
 
 from cpumanager.core.hints.hint import TopologyHint
 from cpumanager.core.hints.source import HintSource, iter_bits
+from cpumanager.core.merge.classes import DistanceClasses, distance_classes
 from cpumanager.core.merge.closest import (
     DEFAULT_CLASS_LIMIT,
     CapacityBound,
-    DistanceClasses,
     capacity_bound,
     closest_search,
-    distance_classes,
 )
 from cpumanager.core.merge.cover import Cover
 from cpumanager.core.merge.exact import AnyProviderHints, RawHint, to_hint
