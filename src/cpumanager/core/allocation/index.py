@@ -18,10 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import lru_cache
-from itertools import chain
 from operator import attrgetter
 
-from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.topology import CPUInfo, CPUTopology
 
 __all__ = ["Members", "Nesting", "TopologyIndex", "popcount", "topology_index"]
@@ -78,7 +76,8 @@ class Nesting:
         """Children holding a CPU of the parent, by id, clipped to the parent's CPUs.
 
         Whichever is shorter is walked: the child table (few big children, such as the
-        NUMA nodes of a socket) or the parent's CPUs (many small ones, such as cores).
+        NUMA nodes of a socket) or the parent's children one by one (many small ones, such
+        as cores), each found from the lowest CPU of the parent not yet covered.
         """
         children = self._children
         if len(children) <= parent_bits.bit_count():
@@ -87,16 +86,15 @@ class Nesting:
                 for element, bits in children.items()
                 if bits & parent_bits
             )
-        cpu_ids = chain.from_iterable(
-            range(start, end + 1) for start, end in CPUSet.from_bits(parent_bits).runs()
-        )
-        ids = sorted(set(map(self._child, map(self._cpus.__getitem__, cpu_ids))))
+        cpus, child = self._cpus, self._child
         members = []
-        for element in ids:
+        rest = parent_bits
+        while rest:  # one lookup per child: its lowest CPU left in the parent names it
+            element = child(cpus[(rest & -rest).bit_length() - 1])
             bits = children[element]
-            if bits & ~parent_bits:  # spans parents: keep the part inside this one
-                bits &= parent_bits
-            members.append((element, bits))
+            rest &= ~bits
+            members.append((element, bits & parent_bits))
+        members.sort()
         return tuple(members)
 
 
