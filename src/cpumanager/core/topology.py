@@ -46,12 +46,16 @@ class NUMANodeInfo:
     distances: Mapping[int, int] = field(default_factory=lambda: MappingProxyType({}))
 
 
-def _index(records: Iterable[CPUInfo], attr: str) -> dict[int, CPUSet]:
+def _index(records: Iterable[CPUInfo], attr: str) -> dict[int, int]:
     bits: dict[int, int] = {}
     for rec in records:
         key = getattr(rec, attr)
         bits[key] = bits.get(key, 0) | (1 << rec.cpu)
-    return {key: CPUSet.from_bits(value) for key, value in sorted(bits.items())}
+    return dict(sorted(bits.items()))
+
+
+def _sets(bits: dict[int, int]) -> dict[int, CPUSet]:
+    return {key: CPUSet.from_bits(value) for key, value in bits.items()}
 
 
 def _union(index: Mapping[int, CPUSet], ids: Iterable[int]) -> CPUSet:
@@ -67,6 +71,7 @@ class CPUTopology:
     """Frozen CPU map plus declared counters, NUMA nodes, distances and indexes."""
 
     __slots__ = (
+        "_bits",
         "_by_core",
         "_by_l3",
         "_by_numa",
@@ -111,10 +116,11 @@ class CPUTopology:
             nodes.setdefault(rec.numa, NUMANodeInfo(id=rec.numa))
         self.cpus: Mapping[int, CPUInfo] = MappingProxyType(by_cpu)
         self.numa_nodes: tuple[NUMANodeInfo, ...] = tuple(nodes[k] for k in sorted(nodes))
-        self._by_core = _index(records, "core")
-        self._by_socket = _index(records, "socket")
-        self._by_numa = _index(records, "numa")
-        self._by_l3 = _index(records, "l3")
+        self._bits = {level: _index(records, level) for level in ("core", "socket", "numa", "l3")}
+        self._by_core = _sets(self._bits["core"])
+        self._by_socket = _sets(self._bits["socket"])
+        self._by_numa = _sets(self._bits["numa"])
+        self._by_l3 = _sets(self._bits["l3"])
         self.all_cpus = CPUSet(by_cpu)
         self.num_cpus = len(by_cpu) if num_cpus is None else num_cpus
         self.num_cores = len(self._by_core) if num_cores is None else num_cores
@@ -193,19 +199,13 @@ class CPUTopology:
     def l3_ids(self) -> tuple[int, ...]:
         return tuple(self._by_l3)
 
-    def groups(self, level: str) -> Mapping[int, CPUSet]:
+    def group_bits(self, level: str) -> Mapping[int, int]:
         """The CPUs of every ``core``, ``socket``, ``numa`` node or ``l3`` cache, by id.
 
-        Read-only view of the tables built with the topology (ascending ids), so indexes
-        built on top of it need no second pass over the CPU records.
+        Bitmasks (bit i = CPU i), ascending ids: a read-only view of the tables built with
+        the topology, so indexes built on top of it need no second pass over the records.
         """
-        tables = {
-            "core": self._by_core,
-            "socket": self._by_socket,
-            "numa": self._by_numa,
-            "l3": self._by_l3,
-        }
-        found = tables.get(level)
+        found = self._bits.get(level)
         if found is None:
             msg = f"unknown topology level {level!r}; use one of core, socket, numa, l3"
             raise MachineError(msg)

@@ -8,8 +8,10 @@ from hypothesis import strategies as st
 from cpumanager.core.allocation import StaticPolicyOptions, take_by_topology
 from cpumanager.core.allocation.distribute import take_distributed
 from cpumanager.core.allocation.index import topology_index
+from cpumanager.core.allocation.packed import take_packed
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.topology import CPUTopology
+from cpumanager.errors import NotEnoughCPUsError
 from cpumanager.presets import synthetic
 
 
@@ -116,3 +118,27 @@ def test_take_is_deterministic(
     topology, available, count, options = request
     first = take_by_topology(topology, available, count, options)
     assert take_by_topology(topology, available, count, options) == first
+
+
+@settings(max_examples=300, deadline=None)
+@given(requests(), st.booleans(), st.booleans())
+def test_untraced_packing_takes_what_the_traced_steps_take(
+    request: tuple[CPUTopology, CPUSet, int, StaticPolicyOptions], one_node: bool, spread: bool
+) -> None:
+    """Without a trace the packed steps batch their takes and skip work; with one they go
+    CPU by CPU. Half the cases ask for every free CPU of one NUMA node (a shortcut)."""
+    topology, available, count, _ = request
+    ix = topology_index(topology)
+    bits = available.bits
+    if one_node:
+        node = topology.cpu_numa_ids()[count % len(topology.cpu_numa_ids())]
+        bits &= topology.cpus_in_numa_nodes([node]).bits
+        count = bits.bit_count()
+
+    def run(trace: list[str] | None) -> int | str:
+        try:
+            return take_packed(ix, bits, count, spread=spread, trace=trace)
+        except NotEnoughCPUsError as error:
+            return error.message
+
+    assert run(None) == run([])

@@ -27,7 +27,7 @@ free CPUs in the whole machine, not only inside the parent.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from cpumanager.core.allocation.index import Members, TopologyIndex
 from cpumanager.core.cpuset import CPUSet
@@ -98,7 +98,7 @@ class Accumulator:
         self._numa_order = (free, order)
         return order
 
-    def _one_node(self) -> tuple[int, int] | None:
+    def one_node(self) -> tuple[int, int] | None:
         """(NUMA node, socket) when every free CPU is on one node that sits in one socket.
 
         Then both orders hold just that element whatever the hierarchy: the usual case of
@@ -117,7 +117,7 @@ class Accumulator:
 
     def _compute_numa_order(self) -> list[int]:
         ix, free = self.ix, self.free
-        one = self._one_node()
+        one = self.one_node()
         if one is not None:
             return [one[0]]
         if ix.numa_first:
@@ -145,7 +145,7 @@ class Accumulator:
 
     def _compute_socket_order(self) -> list[int]:
         ix, free = self.ix, self.free
-        one = self._one_node()
+        one = self.one_node()
         if one is not None:
             return [one[1]]
         if not ix.numa_first:
@@ -161,15 +161,22 @@ class Accumulator:
             order += _ordered(ix.numa_sockets[numa], free, ix.socket_bits)
         return order
 
-    def _cores(self, free: int) -> Iterator[int]:
-        """Core order for ``free``, produced parent by parent (callers may stop early)."""
+    def _cores(self, free: int) -> Iterable[int]:
+        """Core order for ``free`` (the current free CPUs), parent by parent.
+
+        Several parents are produced lazily (callers may stop early); a single one, the
+        usual case of a per-node take, is ordered at once.
+        """
         ix = self.ix
         if ix.numa_first:
-            for socket in self.socket_order():
-                yield from _ordered(ix.socket_cores[socket], free, ix.core_bits)
+            parents, nesting = self.socket_order(), ix.socket_cores
         else:
-            for numa in self.numa_order():
-                yield from _ordered(ix.numa_cores[numa], free, ix.core_bits)
+            parents, nesting = self.numa_order(), ix.numa_cores
+        if len(parents) == 1:
+            return _ordered(nesting[parents[0]], free, ix.core_bits)
+        return (
+            core for parent in parents for core in _ordered(nesting[parent], free, ix.core_bits)
+        )
 
     def core_order(self) -> list[int]:
         return list(self._cores(self.free))

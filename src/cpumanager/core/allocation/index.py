@@ -33,7 +33,7 @@ def popcount(bits: int) -> int:
 
 
 def _bits_by_id(topology: CPUTopology, level: str) -> dict[int, int]:
-    return {element: cpus.bits for element, cpus in topology.groups(level).items()}
+    return dict(topology.group_bits(level))
 
 
 class Nesting:

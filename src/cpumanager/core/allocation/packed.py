@@ -46,6 +46,10 @@ def take_packed(
         return 0
     if acc.failed():
         raise not_enough(count, available.bit_count())
+    if count == acc.free.bit_count() and trace is None and acc.one_node() is not None:
+        # Every free CPU, on one node of one socket: no order repeats an element there, so
+        # each step adds new CPUs only and the steps end holding all of them.
+        return acc.free
     if ix.numa_first:
         acc.take_full_numa_nodes()
         if acc.satisfied():
