@@ -25,6 +25,7 @@ costs at most), then:
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import random
 import statistics
@@ -74,8 +75,23 @@ class TimedJSON(JSONResponse):
         return body
 
 
+FULL_GC: list[float] = []  # durations of full (oldest-generation) collections
+_gc_started = [0.0]
+
+
+def _gc_watch(phase: str, info: dict[str, int]) -> None:
+    if info["generation"] != 2:
+        return
+    if phase == "start":
+        _gc_started[0] = time.perf_counter()
+    else:
+        FULL_GC.append(time.perf_counter() - _gc_started[0])
+
+
 def instrument() -> None:
-    """Count time in exact checks and in request parsing / answer rendering (bench only)."""
+    """Count time in exact checks and in request parsing / answer rendering, and full
+    garbage collections (bench only)."""
+    gc.callbacks.append(_gc_watch)
     server_module.judge = timed("exact", server_module.judge)  # type: ignore[attr-defined]
     server_module.parse_args = timed("json", server_module.parse_args)  # type: ignore[attr-defined]
     server_module.JSONResponse = TimedJSON  # type: ignore[attr-defined,misc]
@@ -124,6 +140,7 @@ def run_mix(mix: str, count: int, calls: int, specs: int) -> None:
         if e is not None and isinstance(e.prepared, PreparedNode)
     }
     print(f"[{mix}] {count} nodes pushed in {pushed:.0f} s; {len(keys)} distinct admission keys")
+    FULL_GC.clear()
 
     cold, exact, parse_render = [], [], []
     reasons: Counter[str] = Counter()
@@ -168,6 +185,8 @@ def run_mix(mix: str, count: int, calls: int, specs: int) -> None:
         f"[{mix}] ruled out (200 CPUs): p50 {ms(statistics.median(ruled))}, "
         f"p99 {ms(pct(ruled, 0.99))}"
     )
+    longest = ms(max(FULL_GC)) if FULL_GC else "-"
+    print(f"[{mix}] full garbage collections during the calls: {len(FULL_GC)} (longest {longest})")
     server.should_exit = True
     thread.join(timeout=10)
 

@@ -225,3 +225,20 @@ def test_nodes_in_one_state_share_a_verdict_that_names_each_pod(extender: Extend
             assert text.startswith("SMTAlignmentError: SMT Alignment Error: requested 1 cpus")
             assert f"default/pod-{uid} is a Guaranteed pod." in text
             assert "pod-p1" not in text or uid == "p1"
+
+
+def test_collection_is_paused_only_during_a_call() -> None:
+    import gc
+
+    from cpumanager.extender.server import gc_paused
+
+    with gc_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # an application that turned it off keeps it off
+    finally:
+        gc.enable()

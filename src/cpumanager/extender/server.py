@@ -10,11 +10,13 @@ concurrent filters cannot hand the same CPUs out twice.
 
 from __future__ import annotations
 
+import gc
 import hmac
 import json
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 
@@ -101,6 +103,26 @@ class _Metrics:
         self.pushes = PromCounter(
             "cpumanager_extender_pushes", "Snapshot pushes by outcome.", ["outcome"], registry=reg
         )
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No automatic garbage collection during one filter or prioritize call.
+
+    A call over thousands of nodes makes tens of thousands of short-lived objects. A young
+    collection in the middle of it moves them to the oldest generation, and enough of them
+    start a full collection over everything the store holds (about a second with 5,000
+    nodes on a loaded machine: the p99). Paused, they die by reference counting when the
+    call ends; the collector runs again from the next allocation after it.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _bad(message: str, status: int = 400) -> PlainTextResponse:
@@ -200,7 +222,11 @@ def create_app(config: ExtenderConfig, store: NodeStore | None = None) -> Starle
         return verdicts
 
     async def filter_verb(request: Request) -> Response:
-        args = parse_args(await _body(request, config.max_body))
+        raw = await _body(request, config.max_body)
+        with gc_paused():
+            return filter_answer(parse_args(raw))
+
+    def filter_answer(args: ExtenderArgs) -> Response:
         with nodes.lock:
             nodes.forget(args.pod.uid)
             verdicts = decide(args)
@@ -235,11 +261,13 @@ def create_app(config: ExtenderConfig, store: NodeStore | None = None) -> Starle
         return JSONResponse(filter_result(args, passed, failed, unresolvable))
 
     async def prioritize_verb(request: Request) -> Response:
-        args = parse_args(await _body(request, config.max_body))
-        with nodes.lock:
-            verdicts = decide(args)
-        scores = {n: (v.score if v.admitted else 0) for n, v in verdicts.items()}
-        return JSONResponse(priority_list(scores))
+        raw = await _body(request, config.max_body)
+        with gc_paused():
+            args = parse_args(raw)
+            with nodes.lock:
+                verdicts = decide(args)
+            scores = {n: (v.score if v.admitted else 0) for n, v in verdicts.items()}
+            return JSONResponse(priority_list(scores))
 
     def authorised(request: Request) -> bool:
         if config.token is None:
