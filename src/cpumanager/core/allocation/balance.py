@@ -156,11 +156,25 @@ class ComboScorer:
             return None
         return share
 
+    def least_member(self, k: int) -> int:
+        """The fewest free CPUs a member of an acceptable k-combo can have.
+
+        Without align-by-socket every member must hold the even share ``d``; with it the
+        share is capped by the smallest member, so any node may take part.
+        """
+        if self.align:
+            return 0
+        return self.count // k // self.group * self.group
+
     def may_hold(self, k: int) -> bool:
-        """Whether some k-combo has enough free CPUs and free groups (its k largest nodes)."""
-        largest = sorted(self.values, reverse=True)[:k]
+        """Whether some k-combo may be acceptable: its k largest eligible nodes hold the
+        request in whole groups."""
+        least = self.least_member(k)
+        eligible = sorted((value for value in self.values if value >= least), reverse=True)
+        if len(eligible) < k:
+            return False
         group = self.group
-        return sum(value // group for value in largest) * group >= self.count
+        return sum(value // group for value in eligible[:k]) * group >= self.count
 
     def floor(self, fixed: float, members: int, left: int) -> float:
         """The lowest score possible when ``members`` nodes keep ``left`` CPUs between them.
@@ -174,15 +188,22 @@ class ComboScorer:
         return floor_score(math.sqrt(total / self.nodes))
 
     def multiset_floor(
-        self, distinct: Sequence[int], available: Sequence[int], taken: Sequence[int], k: int
+        self,
+        distinct: Sequence[int],
+        available: Sequence[int],
+        taken: Sequence[int],
+        k: int,
+        *,
+        outside: float = 0.0,
     ) -> float | None:
         """The floor of combos taking ``taken[i]`` of the ``available[i]`` nodes whose free
         count is ``distinct[i]`` (ascending); None when they cannot hold the request (the
-        checks of ``acceptable``).
+        checks of ``acceptable``). ``outside``: the squared deviations of nodes left out of
+        ``distinct`` (never members).
         """
         group, count, mean = self.group, self.count, self.mean
         total = groups = 0
-        fixed = 0.0
+        fixed = outside
         smallest = -1
         for value, nodes, members in zip(distinct, available, taken, strict=True):
             if nodes > members:

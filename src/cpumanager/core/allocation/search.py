@@ -46,12 +46,15 @@ def search(ix: TopologyIndex, scorer: ComboScorer, k: int) -> SearchResult:
     by_value: dict[int, list[int]] = {}  # free count -> runs with it
     for j, (start, _) in enumerate(spans):
         by_value.setdefault(values[start], []).append(j)
-    distinct = sorted(by_value)
+    least = scorer.least_member(k)  # nodes with fewer free CPUs are in no acceptable combo
+    distinct = [value for value in sorted(by_value) if value >= least]
     available = [sum(spans[j][1] for j in by_value[value]) for value in distinct]
+    mean = scorer.mean
+    outside = sum((value - mean) ** 2 for value in values if value < least)
     # How many nodes of each free count a combo takes: enough for its floor and checks.
     ranked: list[tuple[float, tuple[int, ...]]] = []
     for taken in class_counts(available, k):
-        floor = scorer.multiset_floor(distinct, available, taken, k)
+        floor = scorer.multiset_floor(distinct, available, taken, k, outside=outside)
         if floor is not None:
             ranked.append((floor, taken))
     ranked.sort()
