@@ -33,7 +33,13 @@ from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.workload import Pod
 from cpumanager.formats.manifest import pod_from_manifest
 from cpumanager.manager.node import Node
-from cpumanager.nodeanswers.fit import Allocatable, node_allocatable, resource_fit
+from cpumanager.nodeanswers.fit import (
+    Allocatable,
+    fit_failures,
+    node_allocatable,
+    pod_requests,
+    pods_usage,
+)
 from cpumanager.nodeanswers.restore import Restored, restore_node
 
 SHAPES: dict[str, dict[str, object]] = {
@@ -79,6 +85,7 @@ class Prepared:
     active: list[Pod]
     checkpoint: bytes | None
     allocatable: Allocatable
+    used: dict[str, int]  # the running pods' summed requests (the fit predicate's usage)
 
 
 def prepare(label: str, shape: dict[str, object], *, busy: bool) -> Prepared:
@@ -90,7 +97,8 @@ def prepare(label: str, shape: dict[str, object], *, busy: bool) -> Prepared:
             if restored.node.admit(pod).admitted:
                 restored.active.append(pod)
     allocatable = node_allocatable(restored.topology, restored.kubelet, hugepages={}, devices=None)
-    return Prepared(label, restored, list(restored.active), restored.store.data, allocatable)
+    active = list(restored.active)
+    return Prepared(label, restored, active, restored.store.data, allocatable, pods_usage(active))
 
 
 def clone_restart(prepared: Prepared) -> Node:
@@ -120,7 +128,7 @@ def check(prepared: Prepared, node: Node, pod: Pod) -> tuple[bool, int]:
     result = node.admit(pod, explain=False)
     if not result.admitted:
         return False, 0
-    if resource_fit(pod, prepared.active, prepared.allocatable):
+    if fit_failures(pod_requests(pod), prepared.used, len(prepared.active), prepared.allocatable):
         return False, 0
     state = node.snapshot().cpu
     exclusive = state.pod_cpus(pod.uid)
@@ -145,6 +153,7 @@ def main() -> None:
     parser.add_argument("--loops", type=int, default=200)
     parser.add_argument("--sort", default="cumulative")
     parser.add_argument("--restart", action="store_true", help="clone by Node(state=) + start")
+    parser.add_argument("--busy", action="store_true", help="profile a node with running pods")
     parser.add_argument(
         "--profile",
         metavar="SHAPE/POD",
@@ -154,7 +163,7 @@ def main() -> None:
     clone = clone_restart if args.restart else clone_fork
     if args.profile:
         shape_name, _, pod_name = args.profile.rpartition("/")
-        prepared = prepare(shape_name, SHAPES[shape_name], busy=False)
+        prepared = prepare(shape_name, SHAPES[shape_name], busy=args.busy)
         pod = PODS[pod_name]("new")
         profiler = cProfile.Profile()
         profiler.enable()

@@ -159,3 +159,54 @@ def test_queries_partition_the_cpus(shape: tuple[int, int, int, int], data: st.D
     cpu = data.draw(st.sampled_from(sorted(t.all_cpus)))
     assert len(t.siblings(cpu)) == threads
     assert cpu in t.cpus_in_numa_nodes(t.numa_of(CPUSet([cpu])))
+
+
+def _records(draw: st.DrawFn) -> list[CPUInfo]:
+    count = draw(st.integers(1, 6))
+    ids = st.integers(0, 2)
+    return [CPUInfo(cpu, draw(ids), draw(ids), draw(ids), draw(ids)) for cpu in range(count)]
+
+
+@st.composite
+def topologies(draw: st.DrawFn) -> CPUTopology:
+    records = _records(draw)
+    nodes = [
+        NUMANodeInfo(
+            n, draw(st.sampled_from([None, 1 << 30])), {n: 10, 3: draw(st.sampled_from([20, 21]))}
+        )
+        for n in sorted({r.numa for r in records} | set(draw(st.sets(st.integers(0, 3)))))
+    ]
+    declared = draw(st.sampled_from([None, 8]))
+    return CPUTopology(records, numa_nodes=nodes, num_cores=declared)
+
+
+@settings(max_examples=300, deadline=None)
+@given(topologies(), topologies())
+def test_equality_and_hash_compare_the_whole_value(a: CPUTopology, b: CPUTopology) -> None:
+    same = (
+        dict(a.cpus) == dict(b.cpus)
+        and a.counters() == b.counters()
+        and a.numa_nodes == b.numa_nodes
+    )
+    twin = CPUTopology(a.cpus.values(), numa_nodes=a.numa_nodes, num_cores=a.num_cores)
+    assert (a == b) is same
+    assert a == twin
+    assert hash(a) == hash(twin)
+    if same:
+        assert hash(a) == hash(b)
+
+
+def test_derived_tables_are_built_once_per_topology() -> None:
+    topo = synthetic(sockets=1, numa_per_socket=2, cores_per_numa=2)
+    calls: list[int] = []
+
+    def build(t: CPUTopology) -> int:
+        calls.append(1)
+        return len(t.all_cpus)
+
+    assert topo.derived("test-count", build) == topo.derived("test-count", build) == 8
+    assert calls == [1]
+    assert (
+        synthetic(sockets=1, numa_per_socket=2, cores_per_numa=2).derived("test-count", build) == 8
+    )
+    assert calls == [1, 1]  # an equal machine is another object: its own tables

@@ -13,6 +13,7 @@ import pytest
 
 from cpumanager.core.bitmask import NUMAMask
 from cpumanager.core.hints.hint import TopologyHint
+from cpumanager.core.ids import ContainerName, PodUID
 from cpumanager.core.merge.exact import AnyProviderHints
 from cpumanager.core.merge.options import build_topology_manager_config
 from cpumanager.core.workload import Container, Pod
@@ -134,3 +135,18 @@ def test_details_are_asked_only_to_explain_a_non_preferred_merge(kind: str) -> N
     assert not result.decisions[0].merged.preferred
     expected = ["app"] if kind == "container" else ["(pod)"]
     assert left.asked_details == right.asked_details == expected
+
+
+def test_hint_store_copies_share_until_one_changes() -> None:
+    first = TopologyHint(NUMAMask.of(0), True)
+    store = HintStore()
+    store.set(PodUID("a"), ContainerName("c"), first)
+    twin = store.copy()
+    twin.set(PodUID("b"), ContainerName("c"), first)
+    store.remove_container(PodUID("a"), ContainerName("c"))
+    assert twin.get(PodUID("a"), ContainerName("c")) == first
+    assert store.get(PodUID("b"), ContainerName("c")) == TopologyHint(None, False)
+    again = twin.copy()
+    twin.remove_pod(PodUID("a"))
+    assert again.get(PodUID("a"), ContainerName("c")) == first
+    assert twin.get(PodUID("a"), ContainerName("c")) == TopologyHint(None, False)

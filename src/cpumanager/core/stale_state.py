@@ -11,16 +11,14 @@ from collections.abc import Iterable, Mapping
 
 from cpumanager.core.ids import ContainerKey, ContainerName, PodUID
 from cpumanager.core.state import StateSnapshot
-from cpumanager.core.workload import Pod
+from cpumanager.core.workload import Pod, container_names
 
 __all__ = ["active_containers", "stale_keys"]
 
 
 def active_containers(pods: Iterable[Pod]) -> dict[PodUID, frozenset[ContainerName]]:
     """Pod UID -> names of its init and app containers."""
-    return {
-        pod.uid: frozenset(container.name for container in pod.all_containers()) for pod in pods
-    }
+    return {pod.uid: container_names(pod) for pod in pods}
 
 
 def stale_keys(
@@ -34,10 +32,14 @@ def stale_keys(
     """
     found: list[ContainerKey] = []
     seen: set[ContainerKey] = set()
-    for key in snapshot.container_keys():
-        if key.container_name not in active.get(key.pod_uid, frozenset()):
-            found.append(key)
-            seen.add(key)
+    none: frozenset[ContainerName] = frozenset()
+    for pod_uid, containers in snapshot.assignments.items():
+        names = active.get(pod_uid, none)
+        for name in containers:
+            if name not in names:
+                key = ContainerKey(pod_uid, name)
+                found.append(key)
+                seen.add(key)
     for key in mapped:
         if key not in seen and key.container_name not in active.get(key.pod_uid, frozenset()):
             found.append(key)

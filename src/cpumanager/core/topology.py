@@ -16,14 +16,17 @@ and distances, but never appear in CPU records; ``cpu_numa_ids`` lists only node
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import TypeVar
 
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.errors import MachineError
 
 __all__ = ["CPUInfo", "CPUTopology", "NUMANodeInfo"]
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +79,7 @@ class CPUTopology:
         "_by_l3",
         "_by_numa",
         "_by_socket",
+        "_derived",
         "all_cpus",
         "cpus",
         "name",
@@ -101,6 +105,7 @@ class CPUTopology:
         name: str = "",
         warnings: Iterable[str] = (),
     ) -> None:
+        self._derived: dict[str, object] = {}
         records = sorted(cpus, key=lambda rec: rec.cpu)
         by_cpu: dict[int, CPUInfo] = {}
         for rec in records:
@@ -147,14 +152,38 @@ class CPUTopology:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, CPUTopology):
             return NotImplemented
-        return (
-            dict(self.cpus) == dict(other.cpus)
-            and self.counters() == other.counters()
-            and self.numa_nodes == other.numa_nodes
-        )
+        if self is other:
+            return True
+        return hash(self) == hash(other) and self._value() == other._value()
 
     def __hash__(self) -> int:
-        return hash((self.all_cpus, self.counters()))
+        return self.derived("hash", lambda topology: hash(topology._value()))
+
+    def _value(self) -> tuple[object, ...]:
+        """What equality compares, as plain ints: the CPU map (every record's ids, by CPU),
+        the declared counters and the NUMA nodes (memory, distances). Built once; caches
+        keyed by topology (per-node tables) compare machines with equal maps often."""
+
+        def build(topology: CPUTopology) -> tuple[object, ...]:
+            records = tuple(
+                (rec.cpu, rec.core, rec.socket, rec.numa, rec.l3) for rec in topology.cpus.values()
+            )
+            nodes = tuple(
+                (node.id, node.memory_bytes, tuple(sorted(node.distances.items())))
+                for node in topology.numa_nodes
+            )
+            return (records, topology.counters(), nodes)
+
+        return self.derived("value", build)
+
+    def derived(self, name: str, build: Callable[[CPUTopology], _T]) -> _T:
+        """``build(self)``, computed once per topology object and kept with it: tables the
+        algorithms derive from the machine (it never changes, so they never go stale)."""
+        try:
+            return self._derived[name]  # type: ignore[return-value]
+        except KeyError:
+            found = self._derived[name] = build(self)
+            return found
 
     # --- counters ----------------------------------------------------------------------
 

@@ -32,6 +32,7 @@ __all__ = [
     "QoSClass",
     "aggregate_container_limits",
     "aggregate_container_requests",
+    "container_names",
     "guaranteed_cpus",
     "is_supported_pod_level_resource",
     "pod_guaranteed_cpus",
@@ -103,9 +104,10 @@ class Pod:
     limits: Mapping[str, Fraction] = field(default_factory=lambda: MappingProxyType({}))
     resources_given: bool = False
     overhead: Mapping[str, Fraction] = field(default_factory=lambda: MappingProxyType({}))
-    # Answers of the pure functions below (QoS class, exclusive CPUs, aggregated requests),
-    # computed once per pod: admission asks them several times per container. The fields
-    # they read are frozen, so an answer never goes stale; ``replace`` starts a new memo.
+    # Answers of the pure functions below (QoS class, exclusive CPUs, aggregated requests,
+    # container names), computed once per pod: admission asks them several times per
+    # container. The fields they read are frozen, so an answer never goes stale;
+    # ``replace`` starts a new memo.
     _memo: dict[object, object] = field(
         default_factory=dict, init=False, repr=False, compare=False, hash=False
     )
@@ -137,6 +139,14 @@ class Pod:
         return f"{self.namespace}/{self.name}" if self.name else str(self.uid)
 
 
+def container_names(pod: Pod) -> frozenset[ContainerName]:
+    """Names of the pod's init and app containers (the stale-state check's "active")."""
+    found = pod._memo.get("names")
+    if found is None:
+        found = pod._memo["names"] = frozenset(c.name for c in pod.all_containers())
+    return cast(frozenset[ContainerName], found)
+
+
 def is_supported_pod_level_resource(resource: str) -> bool:
     """The kubelet's IsSupportedPodLevelResource (1.34): cpu, memory and hugepages."""
     return resource in _POD_LEVEL_RESOURCES or resource.startswith(_HUGEPAGES_PREFIX)
@@ -144,6 +154,8 @@ def is_supported_pod_level_resource(resource: str) -> bool:
 
 def pod_level_resources_set(pod: Pod) -> bool:
     """The kubelet's IsPodLevelResourcesSet: a supported pod-level request or limit."""
+    if not pod.requests and not pod.limits:
+        return False
     return any(is_supported_pod_level_resource(name) for name in (*pod.requests, *pod.limits))
 
 

@@ -357,6 +357,8 @@ class CPUManager:
         """
         if not self._started or not self._sources_ready():
             return ()
+        if not self._snapshot.assignments and not len(self._container_map):
+            return ()  # nothing is held, nothing can be stale
         pods = list(self._active_pods())
         if admitting is not None:
             pods.append(admitting)

@@ -374,6 +374,8 @@ class Node:
 
     def _retain_active(self) -> None:
         """Free device and memory holdings of pods that are no longer active."""
+        if self._devices is None and self._memory is None:
+            return
         active = [pod.uid for pod in self._active_pods()]
         if self._devices is not None:
             self._devices.retain(active)

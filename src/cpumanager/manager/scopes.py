@@ -106,31 +106,45 @@ class HintMerger:
 
 
 class HintStore:
-    """The kubelet's ``podTopologyHints``: the affinity stored per pod and container."""
+    """The kubelet's ``podTopologyHints``: the affinity stored per pod and container.
+
+    ``copy`` shares the table until either store changes it (copy on write): a trial
+    admission on a forked node copies it only if it stores a hint.
+    """
 
     def __init__(self) -> None:
         self._hints: dict[PodUID, dict[ContainerName, TopologyHint]] = {}
+        self._shared = False
 
     def get(self, pod_uid: PodUID, container_name: ContainerName) -> TopologyHint:
         """The stored hint, or the zero hint (any NUMA node, not preferred)."""
         return self._hints.get(pod_uid, {}).get(container_name, TopologyHint(None, False))
 
+    def _own(self) -> dict[PodUID, dict[ContainerName, TopologyHint]]:
+        if self._shared:
+            self._hints = {pod: dict(containers) for pod, containers in self._hints.items()}
+            self._shared = False
+        return self._hints
+
     def set(self, pod_uid: PodUID, container_name: ContainerName, hint: TopologyHint) -> None:
-        self._hints.setdefault(pod_uid, {})[container_name] = hint
+        self._own().setdefault(pod_uid, {})[container_name] = hint
 
     def remove_pod(self, pod_uid: PodUID) -> None:
-        self._hints.pop(pod_uid, None)
+        if pod_uid in self._hints:
+            self._own().pop(pod_uid, None)
 
     def copy(self) -> HintStore:
         """An independent store holding the same hints (hints themselves are immutable)."""
         twin = HintStore()
-        twin._hints = {pod: dict(containers) for pod, containers in self._hints.items()}
+        twin._hints = self._hints
+        twin._shared = self._shared = True
         return twin
 
     def remove_container(self, pod_uid: PodUID, container_name: ContainerName) -> None:
         containers = self._hints.get(pod_uid)
-        if containers is None:
+        if containers is None or container_name not in containers:
             return
+        containers = self._own()[pod_uid]
         containers.pop(container_name, None)
         if not containers:
             del self._hints[pod_uid]

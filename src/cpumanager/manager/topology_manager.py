@@ -119,6 +119,8 @@ class TopologyManager:
                     reason, message = refusal
                     result = replace(result, admitted=False, reason=reason, message=message)
                     break
+        if self._observer is NULL_OBSERVER:
+            return result
         duration = (self._clock() - start) if self._clock else 0.0
         if result.admitted:
             self._observer.notify(Admitted(pod.uid, pod.display_name, duration))

@@ -17,6 +17,7 @@ from cpumanager.core.hints.cpu_hints import (
 )
 from cpumanager.core.hints.hint import NO_PREFERENCE
 from cpumanager.core.hints.source import HintSource, is_hint_source
+from cpumanager.core.policy.static import StaticPolicy
 from cpumanager.core.topology import CPUTopology
 from cpumanager.presets import get_preset, synthetic
 
@@ -140,3 +141,13 @@ def test_is_hint_source_answers_as_the_protocol_check() -> None:
     values = [rule, (), rule.explicit(), NO_PREFERENCE, Structural(), "x", None]
     for value in values:
         assert is_hint_source(value) == isinstance(value, HintSource), value
+
+
+@pytest.mark.parametrize("name", sorted(MACHINES))
+def test_the_static_policy_reads_aligned_cpus_from_the_table(name: str) -> None:
+    topo = MACHINES[name]
+    policy = StaticPolicy(topo)
+    pools = [topo.all_cpus, CPUSet(sorted(topo.all_cpus)[::3])]
+    for mask in iterate_masks(topo.numa_ids()):  # CPU-less nodes included: not tabled
+        for pool in pools:
+            assert policy.aligned_cpus(mask, pool) == pool & topo.cpus_in_numa_nodes(mask.ids())

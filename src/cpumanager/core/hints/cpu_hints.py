@@ -12,8 +12,9 @@ a CPU hint.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import lru_cache
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from cpumanager.core.bitmask import iterate_masks
 from cpumanager.core.cpuset import CPUSet
@@ -51,14 +52,11 @@ def generate_cpu_hints(
     reuse = reusable.bits
     need = count - reuse.bit_count()
     free = available.bits
-    hints = []
-    for entry in table.entries:
-        cpus = entry.cpus
-        if reuse & ~cpus or (free & cpus).bit_count() < need:
-            continue
-        preferred = entry.size == min_affinity or entry.sockets == min_sockets
-        hints.append(entry.preferred if preferred else entry.not_preferred)
-    return tuple(hints)
+    return tuple(
+        yes if size == min_affinity or sockets == min_sockets else no
+        for cpus, size, sockets, yes, no in table.rows
+        if not reuse & ~cpus and (free & cpus).bit_count() >= need
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +79,10 @@ class MaskTable:
     entries: tuple[MaskEntry, ...]
     node_count: int
     numa_per_socket: int  # 0: align-by-socket never prefers by socket count
+    # the entries as plain tuples (cpus, size, sockets, preferred, not preferred): the
+    # per-request loop unpacks them faster than it reads attributes
+    rows: tuple[tuple[int, int, int, TopologyHint, TopologyHint], ...] = ()
+    cpus_of: Mapping[int, int] = field(default_factory=dict)  # mask bits -> its CPUs' bits
 
     def min_affinity(self, count: int) -> int:
         """Fewest nodes whose total CPUs (free or not) could hold ``count``."""
@@ -95,10 +97,13 @@ class MaskTable:
         return -(-min_affinity // per_socket) if per_socket else None
 
 
-@lru_cache(maxsize=64)
 def mask_table(topology: CPUTopology) -> MaskTable | None:
-    """The topology's :class:`MaskTable`, built once per topology value; None past
-    ``TABLE_NODES`` NUMA nodes with CPUs (2^N entries: the hints are computed directly)."""
+    """The topology's :class:`MaskTable`, built once per topology and kept with it; None
+    past ``TABLE_NODES`` NUMA nodes with CPUs (2^N entries: hints are computed directly)."""
+    return topology.derived("cpu-hint-masks", _build_mask_table)
+
+
+def _build_mask_table(topology: CPUTopology) -> MaskTable | None:
     node_ids = topology.cpu_numa_ids()
     if len(node_ids) > TABLE_NODES:
         return None
@@ -122,7 +127,9 @@ def mask_table(topology: CPUTopology) -> MaskTable | None:
     per_socket = 0
     if topology.num_sockets:
         per_socket = topology.num_numa_nodes // topology.num_sockets
-    return MaskTable(tuple(entries), len(node_ids), per_socket)
+    rows = tuple((e.cpus, e.size, e.sockets, e.preferred, e.not_preferred) for e in entries)
+    cpus_of = MappingProxyType({e.preferred.mask.bits: e.cpus for e in entries if e.preferred.mask})
+    return MaskTable(tuple(entries), len(node_ids), per_socket, rows, cpus_of)
 
 
 def _generate_cpu_hints(

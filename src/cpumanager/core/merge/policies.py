@@ -22,6 +22,7 @@ from cpumanager.core.merge.exact import (
     RawHint,
     filter_single_numa_hints,
     merge_exact,
+    min_affinity_count,
     to_hint,
 )
 from cpumanager.core.merge.exact import HintMerger as ExactMerger
@@ -125,11 +126,22 @@ def _merge_small(
             lists.append(raw or [(None, False)])
     if policy == "single-numa-node":
         lists = filter_single_numa_hints(lists)
+    bnp = 0
     for listed in lists:
         walk *= len(listed)
         if walk > SMALL_WALK:
             return None
-    bits, preferred = ExactMerger.build(numa, lists, closest=closest).merge()
+        counts = (bits.bit_count() for bits, _ in listed if bits is not None)
+        bnp = max(bnp, min_affinity_count(counts))
+    merger = ExactMerger(numa, tuple(tuple(listed) for listed in lists), closest, bnp)
+    if len(lists) == 1:  # each permutation is one hint: its mask (nil: default) and flag
+        default = numa.default_bits
+        best: RawHint | None = None
+        for bits, pref in lists[0]:
+            best = merger.compare(best, (default if bits is None else default & bits, pref))
+        bits, preferred = best if best is not None else (default, False)
+    else:
+        bits, preferred = merger.merge()
     if policy == "single-numa-node" and bits == numa.default_bits:
         return TopologyHint(None, preferred), preferred
     return to_hint((bits, preferred)), (True if policy == "best-effort" else preferred)

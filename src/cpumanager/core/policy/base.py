@@ -33,7 +33,10 @@ class ReusableCPUs:
     cpus: CPUSet = field(default_factory=CPUSet)
 
     def for_pod(self, pod_uid: PodUID) -> CPUSet:
-        return self.cpus if self.pod_uid == pod_uid else CPUSet()
+        return self.cpus if self.pod_uid == pod_uid else _NONE
+
+
+_NONE = CPUSet()  # CPUSets are immutable: one empty set serves every pod without reuse
 
 
 @dataclass(frozen=True, slots=True)

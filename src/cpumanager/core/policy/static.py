@@ -39,7 +39,7 @@ from cpumanager.core.allocation.options import (
 from cpumanager.core.allocation.take import take_by_topology
 from cpumanager.core.bitmask import NUMAMask
 from cpumanager.core.cpuset import CPUSet
-from cpumanager.core.hints.cpu_hints import cpu_hint_source, generate_cpu_hints
+from cpumanager.core.hints.cpu_hints import cpu_hint_source, generate_cpu_hints, mask_table
 from cpumanager.core.hints.hint import NO_PLACEMENT, NO_PREFERENCE, ProviderHints
 from cpumanager.core.ids import ContainerName, PodUID
 from cpumanager.core.merge.exact import AnyResourceHints
@@ -195,6 +195,10 @@ class StaticPolicy:
         if self.options.align_by_socket:
             sockets = topology.sockets_in_numa_nodes(hint.ids())
             return pool & topology.cpus_in_sockets(sockets)
+        table = mask_table(topology)
+        cpus = None if table is None else table.cpus_of.get(hint.bits)
+        if cpus is not None:  # a subset of the nodes with CPUs: tabled
+            return CPUSet.from_bits(pool.bits & cpus)
         return pool & topology.cpus_in_numa_nodes(hint.ids())
 
     def guaranteed_cpus(self, pod: Pod, container: Container) -> int:
