@@ -5,12 +5,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cpumanager.extender.judge import admits, judge
-from cpumanager.extender.prepared import prepare
+from cpumanager.errors import CpuManagerError
+from cpumanager.extender.judge import admits, judge, not_restorable
+from cpumanager.extender.prepared import prepare, try_prepare
 from tests.extender.strategies import build_node, node_params, nodes, pods
+from tests.nodeanswers.snapshots import fixture_snapshot
+from tests.nodeanswers.snapshots import pod as fixture_pod
+from tests.nodeview.fixture_nodes import NODES_DIR, fixture_answers
 
 ASSUMED = st.lists(st.integers(0, 10**6), max_size=3, unique=True).flatmap(
     lambda ids: st.tuples(*(pods(f"a{i}") for i in ids)).map(list)
@@ -49,3 +54,36 @@ def test_a_different_state_is_a_different_key() -> None:
     idle = prepare(build_node({**params, "pods": 0}, "n"))
     other = prepare(build_node({**params, "config": {"maxPods": 20}}, "n"))
     assert len({busy.key, idle.key, other.key}) == 3
+
+
+FIXTURE_PODS = [
+    ("1", {}),
+    ("4", {}),
+    ("6", {}),
+    ("2", {"nvidia.com/gpu": 1}),
+    ("1", {"nvidia.com/gpu": 3}),
+    ("2", {"hugepages-2Mi": 64 * 2**20}),
+]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["kubeadm", "gpu", "memory-static", "offline-cpus", "policy-switched", "corrupt-checkpoint"],
+)
+def test_fixture_nodes_get_the_what_ifs_verdicts(name: str) -> None:
+    """Real checkpoints: devices, the Static memory manager, a V1 file, a corrupt one."""
+    snapshot = fixture_snapshot(name)
+    if name == "gpu":
+        snapshot = replace(snapshot, pod_resources=fixture_answers(NODES_DIR / "gpu"))
+    prepared = try_prepare(snapshot)
+    earlier = [
+        fixture_pod(f"e{i}", cpu, extra=extra) for i, (cpu, extra) in enumerate(FIXTURE_PODS)
+    ]
+    for index, (cpu, extra) in enumerate(FIXTURE_PODS):
+        wanted = fixture_pod(f"w{index}", cpu, extra=extra)
+        for assumed in ([], earlier[:index]):
+            expected = admits(snapshot, wanted, assumed=assumed)
+            if isinstance(prepared, CpuManagerError):
+                assert expected == not_restorable(prepared)
+            else:
+                assert judge(prepared, wanted, assumed=assumed) == expected

@@ -43,7 +43,7 @@ from cpumanager.nodeanswers.fit import Allocatable, node_allocatable
 from cpumanager.nodeanswers.restore import RestoredState, restore_node
 from cpumanager.nodeview.snapshot import NodeSnapshot
 
-__all__ = ["PreparedNode", "admission_key", "prepare"]
+__all__ = ["PreparedNode", "admission_key", "prepare", "try_prepare"]
 
 
 @dataclass(frozen=True, slots=True)
