@@ -88,6 +88,25 @@ def test_stable_option_needs_no_gate() -> None:
     assert opts.enabled_names() == ("full-pcpus-only",)
 
 
+def test_options_graduated_since_need_no_gate() -> None:
+    """GA in 1.35 and 1.36: the beta gate off no longer refuses them (core/versions.py rows)."""
+    raw = {"strict-cpu-reservation": "true", "prefer-align-cpus-by-uncorecache": "true"}
+    opts = StaticPolicyOptions.parse(raw, alpha_enabled=False, beta_enabled=False)
+    assert opts.strict_cpu_reservation
+    assert opts.prefer_align_cpus_by_uncorecache
+
+
+def test_maturity_matches_the_newest_release() -> None:
+    from cpumanager.core import versions
+    from cpumanager.core.allocation.options import OPTION_MATURITY, Maturity
+
+    levels = {Maturity.ALPHA: "alpha", Maturity.BETA: "beta", Maturity.STABLE: "ga"}
+    newest = versions.profile().options
+    assert {name: levels[m] for name, m in OPTION_MATURITY.items()} == {
+        name: newest[name] for name in OPTION_MATURITY
+    }
+
+
 def test_disabled_incompatible_pair_is_fine() -> None:
     raw = {"full-pcpus-only": "true", "distribute-cpus-across-cores": "false"}
     assert StaticPolicyOptions.parse(raw, alpha_enabled=True).full_pcpus_only

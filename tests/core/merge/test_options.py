@@ -139,3 +139,12 @@ def test_numa_info() -> None:
         NUMAInfo.of([0, 0])
     with pytest.raises(ConfigError, match="has 1 entries"):
         NUMAInfo.of([0, 1], {0: [10], 1: [10, 10]}, require_distances=True)
+
+
+def test_topology_maturity_matches_the_newest_release() -> None:
+    from cpumanager.core import versions
+    from cpumanager.core.merge.options import OPTION_MATURITY
+
+    newest = versions.profile().options
+    for name, level in OPTION_MATURITY.items():
+        assert newest[name] == ("ga" if level == "stable" else level), name

@@ -48,13 +48,15 @@ class Maturity(Enum):
     STABLE = "GA"
 
 
+# The newest release's levels (core/versions.py has every release's): strict-cpu-reservation
+# is GA from 1.35 (#134388), prefer-align-cpus-by-uncorecache from 1.36 (#137055).
 OPTION_MATURITY: Mapping[str, Maturity] = {
     FULL_PCPUS_ONLY: Maturity.STABLE,
     DISTRIBUTE_CPUS_ACROSS_NUMA: Maturity.BETA,
     ALIGN_BY_SOCKET: Maturity.ALPHA,
     DISTRIBUTE_CPUS_ACROSS_CORES: Maturity.ALPHA,
-    STRICT_CPU_RESERVATION: Maturity.BETA,
-    PREFER_ALIGN_CPUS_BY_UNCORECACHE: Maturity.BETA,
+    STRICT_CPU_RESERVATION: Maturity.STABLE,
+    PREFER_ALIGN_CPUS_BY_UNCORECACHE: Maturity.STABLE,
 }
 
 
