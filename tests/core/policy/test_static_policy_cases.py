@@ -207,7 +207,9 @@ def test_static_policy_options(raw: dict[str, str], expected: StaticPolicyOption
 
 # (option, alpha gate, beta gate, available). The kubelet's defaults are alpha off, beta on.
 # The newest kubelet makes full-pcpus-only stable and distribute-cpus-across-numa beta; the
-# stored test table predates both, so those two rows follow the newest source.
+# stored test table predates both, so those two rows follow the newest source. Likewise
+# strict-cpu-reservation (GA 1.35, #134388) and prefer-align-cpus-by-uncorecache (GA 1.36,
+# #137055) no longer need the beta gate (core/versions.py).
 AVAILABLE_ROWS = [
     ("TestPolicyDefaultsAvailable", "this-option-does-not-exist", False, True, False),
     ("TestPolicyDefaultsAvailable", "full-pcpus-only", False, True, True),
@@ -221,8 +223,8 @@ AVAILABLE_ROWS = [
     ("TestPolicyOptionsAvailable", "distribute-cpus-across-numa", False, True, True),
     ("TestPolicyOptionsAvailable", "distribute-cpus-across-cores", True, True, True),
     ("TestPolicyOptionsAvailable", "distribute-cpus-across-cores", False, True, False),
-    ("TestPolicyOptionsAvailable", "strict-cpu-reservation", False, False, False),
-    ("TestPolicyOptionsAvailable", "prefer-align-cpus-by-uncorecache", False, False, False),
+    ("TestPolicyOptionsAvailable", "strict-cpu-reservation", False, False, True),
+    ("TestPolicyOptionsAvailable", "prefer-align-cpus-by-uncorecache", False, False, True),
 ]
 
 
