@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cpumanager.checkpoint import gojson, kinds, memory, memory_read
+from cpumanager.checkpoint import gojson, kinds, memory, memory_read, plainjson
 from cpumanager.checkpoint.memory import (
     Block,
     MemoryAttempt,
@@ -114,6 +115,21 @@ def test_mutated_files_read_the_same(data: st.DataObject) -> None:
         text = with_python_checksum(text, b"checksum", python_checksum)
     assert memory.attempt_memory(text) == exact_attempt(text)
     assert outcome(lambda: kinds.decode_any(text)) == outcome(lambda: exact_any(text))
+
+
+@given(st.data())
+@settings(max_examples=200)
+def test_either_json_scanner_reads_the_same(data: st.DataObject) -> None:
+    """orjson (pinned) and the standard library's scanner: the same verdicts after checks."""
+    text = data.draw(mutated(memory.encode_memory(usual(2))))
+    text = with_python_checksum(text, b"checksum", python_checksum)
+    fast = memory_read.decode_memory_plain(text)
+    saved = plainjson._loads
+    plainjson._loads = json.loads
+    try:
+        assert memory_read.decode_memory_plain(text) == fast
+    finally:
+        plainjson._loads = saved
 
 
 @given(st.data())
