@@ -57,7 +57,6 @@ _TYPE = itemgetter("type")
 _SIZE = itemgetter("size")
 _PREFIX = "(*state.MemoryManagerCheckpoint){PolicyName:(string)"
 _MAP_TYPE = "(map[v1.ResourceName]*state.MemoryTable)"
-_CONTAINER_SPEW = "{}:[{}]".format
 
 
 def _machine(raw: object) -> tuple[dict[int, NUMANodeState | None], str, int, int] | None:
@@ -132,51 +131,41 @@ def _entries(raw: object) -> tuple[dict[str, Any], str, int, int] | None:
         return None
     if not ints_within(list(chain.from_iterable(affinities)), INT64_MIN, INT64_MAX):
         return None
-    # Blocks repeat (the same request on the same node): each distinct one is built once.
+    # Blocks repeat (the same request on the same node), and so do containers' lists of
+    # them: each distinct block and list is built and rendered once.
     keys = list(zip(map(tuple, affinities), types, sizes, strict=True))
     distinct = list(dict.fromkeys(keys))
     blocks = dict(
         zip(distinct, build_slotted(Block, columns(distinct, 3), len(distinct)), strict=True)
     )
-    remaining = iter(list(map(blocks.__getitem__, keys)))
-    entries = {
-        pod: dict(
-            zip(
-                containers,
-                map(tuple, map(islice, repeat(remaining), map(len, lists_))),
-                strict=True,
-            )
-        )
-        for pod, containers, lists_ in zip(raw, pods, map(dict.values, pods), strict=True)
+    texts = {
+        key: f"{{NUMAAffinity:([]int)[{' '.join(map(str, key[0]))}]"
+        f" Type:(v1.ResourceName){key[1]} Size:(uint64){key[2]}}}"
+        for key in distinct
     }
-    texts = dict(
-        zip(
-            distinct,
-            [
-                f"{{NUMAAffinity:([]int)[{' '.join(map(str, affinity))}]"
-                f" Type:(v1.ResourceName){kind} Size:(uint64){size}}}"
-                for affinity, kind, size in distinct
-            ],
-            strict=True,
-        )
+    shapes = list(map(tuple, map(islice, repeat(iter(keys)), map(len, lists))))
+    made = {shape: tuple(map(blocks.__getitem__, shape)) for shape in dict.fromkeys(shapes)}
+    spewed = {shape: " ".join(map(texts.__getitem__, shape)) for shape in made}
+    names = list(chain.from_iterable(pods))
+    per_container = iter(list(map(made.__getitem__, shapes)))
+    entries = {
+        pod: dict(zip(containers, islice(per_container, len(containers)), strict=True))
+        for pod, containers in raw.items()
+    }
+    rendered = iter(
+        [
+            f"{name}:[{text}]"
+            for name, text in zip(names, map(spewed.__getitem__, shapes), strict=True)
+        ]
     )
-    spewed = iter(list(map(texts.__getitem__, keys)))
     text = " ".join(
         [
-            f"{pod}:map["
-            + " ".join(
-                map(
-                    _CONTAINER_SPEW,
-                    containers,
-                    map(" ".join, map(islice, repeat(spewed), map(len, containers.values()))),
-                )
-            )
-            + "]"
+            f"{pod}:map[{' '.join(islice(rendered, len(containers)))}]"
             for pod, containers in raw.items()
         ]
     )
-    names = "".join(raw) + "".join(chain.from_iterable(pods)) + "".join(types)
-    return entries, text, len(raw) + len(lists) + 4 * len(flat), names.count("-")
+    joined = "".join(raw) + "".join(names) + "".join(types)
+    return entries, text, len(raw) + len(lists) + 4 * len(flat), joined.count("-")
 
 
 def decode_memory_tree(document: PlainDocument) -> MemoryManagerCheckpoint | None:
