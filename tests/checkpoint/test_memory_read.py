@@ -17,11 +17,17 @@ from cpumanager.checkpoint.memory import (
     MemoryTable,
     NUMANodeState,
 )
+from cpumanager.checkpoint.newer_memory import (
+    MemoryPodEntry,
+)
+from cpumanager.checkpoint.newer_memory import encode_memory_v2 as v2
+from cpumanager.checkpoint.newer_memory import encode_memory_v3 as v3
 from cpumanager.errors import CheckpointError
 from tests.checkpoint.mutations import merged, mutated, with_python_checksum
 from tests.checkpoint.test_memory_fast import CHECKPOINTS
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "memory"
+NEWER = GOLDEN.parent / "newer"
 GIB = 1 << 30
 
 
@@ -143,6 +149,26 @@ def test_merged_duplicates_read_the_same(data: st.DataObject) -> None:
     assert b"-" not in base
     text = with_python_checksum(data.draw(merged(base)), b"checksum", python_checksum)
     assert memory.attempt_memory(text) == exact_attempt(text)
+
+
+def newer_layouts() -> list[bytes]:
+    """The development line's V2 (podEntries) and V3 (data, dataChecksum) memory files."""
+    found = [path.read_bytes() for path in sorted(NEWER.glob("memory-*.json"))]
+    base = usual(4)
+    pods = {"0f1e2d3c-4b5a-6978-8796-000000000000": MemoryPodEntry(())}
+    machine, entries = base.machine_state or {}, base.entries or {}
+    return [
+        *found,
+        *(encode(base.policy_name, machine, entries, pods) for encode in (v2, v3)),
+    ]
+
+
+@pytest.mark.parametrize("data", newer_layouts(), ids=["golden-v2", "golden-v3", "v2", "v3"])
+def test_newer_layouts_read_as_a_released_kubelet_reads_them(data: bytes) -> None:
+    """Extra keys: the fast reader steps aside and the exact one gives the verdict."""
+    assert memory_read.decode_memory_plain(data) is None
+    assert memory.attempt_memory(data) == exact_attempt(data)
+    assert outcome(lambda: kinds.decode_any(data)) == outcome(lambda: exact_any(data))
 
 
 @pytest.mark.parametrize("path", sorted(GOLDEN.glob("*.json")), ids=lambda p: p.name)
