@@ -2,8 +2,8 @@
 
 The exact path (:mod:`goencode`, :mod:`gospew`) walks Go types as data, one value at a
 time; on 1,000 containers that walk is most of the time. Here both texts are built with
-one format per table, node and block, the blocks of the whole file in one ``map`` over
-C-level formatting, and checked once at the end instead of string by string:
+one f-string per table, node and block (each distinct NUMA affinity joined once), and
+checked once at the end instead of string by string:
 
 * **nil**: a nil map, slice or pointer (None) makes the builders raise (AttributeError,
   TypeError): the exact path decides;
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # memory.py imports this module
     from cpumanager.checkpoint.memory import MemoryManagerCheckpoint
 
-__all__ = ["IntListTexts", "marshal_memory", "spew_memory", "spew_node"]
+__all__ = ["marshal_memory", "spew_memory"]
 
 _PREFIX = "(*state.MemoryManagerCheckpoint){PolicyName:(string)"
 _MAP_TYPE = "(map[v1.ResourceName]*state.MemoryTable)"
@@ -36,7 +36,7 @@ _TABLE_JSON = '"{}":{{"total":{},"systemReserved":{},"allocatable":{},"reserved"
 _TABLE_FIELDS = attrgetter("total", "system_reserved", "allocatable", "reserved", "free")
 
 
-class IntListTexts(dict[tuple[int, ...], str]):
+class _IntListTexts(dict[tuple[int, ...], str]):
     """NUMA affinities as text, each distinct tuple joined once per file (few differ)."""
 
     def __init__(self, separator: str) -> None:
@@ -49,7 +49,7 @@ class IntListTexts(dict[tuple[int, ...], str]):
 
 
 def _spew_entries(entries: dict[str, Any]) -> str:
-    affinity = IntListTexts(" ")
+    affinity = _IntListTexts(" ")
     return " ".join(
         [
             f"{pod}:map["
@@ -75,7 +75,7 @@ def _spew_entries(entries: dict[str, Any]) -> str:
 
 def _json_entries(entries: dict[str, Any]) -> tuple[str, int]:
     """The JSON of ``entries`` and the number of strings in it."""
-    affinity = IntListTexts(",")
+    affinity = _IntListTexts(",")
     strings = len(entries)
     pods = []
     for pod, containers in sorted(entries.items()):
@@ -98,7 +98,7 @@ def _json_entries(entries: dict[str, Any]) -> tuple[str, int]:
     return ",".join(pods), strings
 
 
-def spew_node(key: int, node: Any) -> str:
+def _spew_node(key: int, node: Any) -> str:
     """go-spew's ``key:<*>{...}`` of one machine-state node (raises on a nil inside)."""
     tables = " ".join(
         _TABLE_SPEW.format(name, *_TABLE_FIELDS(table))
@@ -118,7 +118,7 @@ def spew_memory(checkpoint: MemoryManagerCheckpoint) -> str | None:
     if machine is None or entries is None or type(checkpoint.policy_name) is not str:
         return None
     try:
-        nodes = " ".join([spew_node(key, node) for key, node in sorted(machine.items())])
+        nodes = " ".join([_spew_node(key, node) for key, node in sorted(machine.items())])
         pods = _spew_entries(entries)
     except (AttributeError, TypeError):
         return None

@@ -2,8 +2,9 @@
 
 The faithful reader (:mod:`gojson` tree, :mod:`godecode` walk, :mod:`gospew` checksum)
 follows every rule of Go's decoder one value at a time. A file the kubelet wrote has one
-shape, read here from ``json.loads`` (:mod:`plainjson`: ASCII, no escapes, no negative
-number, no duplicate key) with the blocks of the whole file checked in bulk:
+shape, read here from the C scanner (:mod:`plainjson`: ASCII, no escapes; duplicate keys
+and negative numbers found by counting strings and dashes) with each kind of value checked
+a whole column at a time:
 
 * every object holds exactly its struct's JSON keys, spelled as written (Go would also
   match other cases and ignore unknown keys; ``policyName``, ``entries`` and ``checksum`` may
@@ -12,7 +13,8 @@ number, no duplicate key) with the blocks of the whole file checked in bulk:
   (``"07"`` or ``"+7"`` are Go integers too, and could collide);
 * pods and each pod's containers in sorted order (``json.Marshal`` writes them so; the
   checksum text is then built in document order);
-* the stored checksum equals the one computed from the go-spew text built here.
+* the stored checksum equals the one computed from the go-spew text built here (each
+  distinct block and list of blocks built and rendered once: requests repeat).
 
 Anything else, a mismatching checksum included, returns None and the faithful reader gives
 the verdict and its wording. Tests compare the two on random and mutated files.
