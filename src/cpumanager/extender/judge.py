@@ -6,10 +6,11 @@ extender has already approved for the node (assumed) admitted first, then the po
 the resource managers' admit handler and the resource-fit predicate. The verdict carries
 the kubelet's reason and message and the what-if's explanation.
 
-:func:`judge` gives the same verdict from a node restored once per push (``prepared.py``):
-a copy started from the restored values admits the same pods with the same function
-(``nodeanswers.whatif.admit_pods``), without building the what-if's report. A property
-test checks that both agree.
+:func:`judge` gives the same verdict from a node restored and started once per push
+(``prepared.py``): a trial copy of it (``Node.fork``) admits the same pods by the same rules
+with no explanation built (``whatif.admitted_quietly``); only a refusal is admitted again on
+a second copy with the what-if's own function (``whatif.admit_pods``), for its words. A
+property test checks that both agree.
 
 :func:`score` (prioritize) is documented in docs/extender.md: 5 points for NUMA alignment
 (5 divided by the number of NUMA nodes the pod's exclusive CPUs span; 5 for a shared-pool
@@ -32,7 +33,13 @@ from cpumanager.errors import CpuManagerError
 from cpumanager.extender.prepared import PreparedNode
 from cpumanager.extender.summary import RuleOut
 from cpumanager.nodeanswers.fit import pod_requests
-from cpumanager.nodeanswers.whatif import PodVerdict, admit_pods, exclusive_cpus, what_if
+from cpumanager.nodeanswers.whatif import (
+    PodVerdict,
+    admit_pods,
+    admitted_quietly,
+    exclusive_cpus,
+    what_if,
+)
 from cpumanager.nodeview.snapshot import NodeSnapshot
 
 __all__ = [
@@ -144,12 +151,16 @@ def admits(snapshot: NodeSnapshot, pod: Pod, *, assumed: Sequence[Pod] = ()) -> 
 
 def judge(node: PreparedNode, pod: Pod, *, assumed: Sequence[Pod] = ()) -> Verdict:
     """:func:`admits`' verdict, from the node restored once (module docstring)."""
+    pods = [*assumed, pod]
     try:
-        restored, verdicts = admit_pods(node.restored, [*assumed, pod], node.allocatable)
+        restored = node.base.fork(explained=False)
+        if not admitted_quietly(restored, pods, node.allocatable):
+            # the same admissions again, explained: a refusal carries the what-if's words
+            restored, verdicts = admit_pods(node.base, pods, node.allocatable)
+            verdict = verdicts[-1]
+            if not verdict.admitted:
+                return _rejection(verdict, len(assumed))
     except CpuManagerError as exc:
         return not_restorable(exc)
-    verdict = verdicts[-1]
-    if not verdict.admitted:
-        return _rejection(verdict, len(assumed))
     free = restored.node.snapshot().cpu.default_cpuset - node.reserved
     return Verdict(True, score=score(restored.topology, free, exclusive_cpus(restored, pod)))

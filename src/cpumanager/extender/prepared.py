@@ -40,7 +40,7 @@ from cpumanager.errors import CpuManagerError
 from cpumanager.extender.summary import NodeSummary, summarise
 from cpumanager.manager.node import NodeState
 from cpumanager.nodeanswers.fit import Allocatable, node_allocatable
-from cpumanager.nodeanswers.restore import RestoredState, restore_node
+from cpumanager.nodeanswers.restore import Restored, RestoredState, restore_node
 from cpumanager.nodeview.snapshot import NodeSnapshot
 
 __all__ = ["PreparedNode", "admission_key", "prepare", "try_prepare"]
@@ -56,6 +56,7 @@ class PreparedNode:
     summary: NodeSummary
     held: frozenset[PodUID]  # pods active on the node or holding CPUs, memory or devices
     reserved: CPUSet  # reservedSystemCPUs, which the prioritize score leaves out
+    base: Restored  # started once from ``restored``; verdicts run on its forks
 
 
 def _sorted_repr(values: object) -> list[str]:
@@ -131,6 +132,7 @@ def prepare(snapshot: NodeSnapshot) -> PreparedNode:
         summarise(frozen, allocatable),
         _held(frozen),
         frozen.kubelet.reserved_cpus or CPUSet(),
+        frozen.start(),
     )
 
 

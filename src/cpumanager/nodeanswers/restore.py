@@ -48,6 +48,7 @@ from cpumanager.formats.kubelet_config import KubeletConfig, reserved_memory_per
 from cpumanager.manager.node import Node, NodeResources, NodeState
 from cpumanager.nodeanswers.fit import pods_usage
 from cpumanager.nodeview.snapshot import NodeSnapshot
+from cpumanager.ports import NULL_OBSERVER
 
 __all__ = [
     "HeldStore",
@@ -121,6 +122,26 @@ class Restored:
         for name, value in pods_usage(self.active[count:]).items():
             used[name] = used.get(name, 0) + value
         return used
+
+    def fork(self, *, explained: bool = True) -> Restored:
+        """A trial copy of this started node (``Node.fork``): the same state, its own store,
+        active pods and events; admissions on it leave this node untouched. Without
+        ``explained`` no events are kept (the caller reads only verdicts)."""
+        events = _Events()
+        store = HeldStore(self.node.snapshot().cpu)
+        twin = Restored(
+            self.node,
+            self.topology,
+            self.kubelet,
+            store,
+            list(self.active),
+            [],
+            events,
+            self.counted,
+        )
+        observer = events if explained else NULL_OBSERVER
+        twin.node = self.node.fork(store=store, active_pods=twin.active_pods, observer=observer)
+        return twin
 
     def replace_active(self, index: int, pod: Pod) -> None:
         """Put ``pod`` in place of an active pod (a resize), forgetting the head's sum."""

@@ -47,6 +47,7 @@ __all__ = [
     "ResizeRequest",
     "WhatIf",
     "admit_pods",
+    "admitted_quietly",
     "exclusive_cpus",
     "pod_sentence",
     "what_if",
@@ -319,9 +320,25 @@ def what_if(
 
 
 def admit_pods(
-    prepared: RestoredState, pods: Sequence[Pod], allocatable: Allocatable
+    prepared: RestoredState | Restored, pods: Sequence[Pod], allocatable: Allocatable
 ) -> tuple[Restored, list[PodVerdict]]:
     """Admit ``pods`` in order on a copy of a restored node (what :func:`what_if` does after
-    its restore, with the same rules, and no report); the copy is returned with them."""
-    restored = prepared.start()
+    its restore, with the same rules, and no report); the copy is returned with them. A
+    started node (:class:`Restored`) is copied with ``Restored.fork``, values are started."""
+    restored = prepared.fork() if isinstance(prepared, Restored) else prepared.start()
     return restored, [_admit_one(restored, pod, allocatable) for pod in pods]
+
+
+def admitted_quietly(restored: Restored, pods: Sequence[Pod], allocatable: Allocatable) -> bool:
+    """Whether the last of ``pods`` is admitted, by :func:`_admit_one`'s rules and with its
+    effects on ``restored`` (managers' state, active pods), but with no explanation built:
+    for callers that need the words only of a refusal (they run :func:`admit_pods` then)."""
+    admitted = False
+    for pod in pods:
+        result = restored.node.admit(pod, explain=False)
+        admitted = result.admitted and not fit_failures(
+            pod_requests(pod), restored.usage(), len(restored.active), allocatable
+        )
+        if admitted:
+            restored.active.append(pod)
+    return admitted
