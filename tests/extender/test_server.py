@@ -214,15 +214,17 @@ def test_a_snapshot_without_a_pod_list_is_not_trusted(extender: Extender) -> Non
 
 
 def test_nodes_in_one_state_share_a_verdict_that_names_each_pod(extender: Extender) -> None:
+    # 16 CPUs, two NUMA nodes of 8, CPU 0 reserved: three containers of 5 pass every rule
+    # (largest 5, 15 together), but the third finds no NUMA node with 5 left: only the
+    # exact check refuses, with single-numa-node's TopologyAffinityError.
     for name in ("x", "y"):
-        push(extender, name, options={"full-pcpus-only": "true"})
+        push(extender, name)
     for uid in ("p1", "p2"):  # one spec: the second call reuses the first one's exact check
-        _, result = extender.call(
-            "POST", "/filter", {"Pod": pod_json(uid, "1"), "NodeNames": ["x", "y"]}
-        )
+        pod = pod_json(uid, "5", containers=3)
+        _, result = extender.call("POST", "/filter", {"Pod": pod, "NodeNames": ["x", "y"]})
         assert result["NodeNames"] == []
         for text in result["FailedNodes"].values():
-            assert text.startswith("SMTAlignmentError: SMT Alignment Error: requested 1 cpus")
+            assert text.startswith("TopologyAffinityError: ")
             assert f"default/pod-{uid} is a Guaranteed pod." in text
             assert "pod-p1" not in text or uid == "p1"
 

@@ -45,6 +45,9 @@ CASES = [
     ("restricted spans nodes", {"topology_policy": "restricted"}, _pod("9"), None),
     ("pod scope sums", {"config": {"topologyManagerScope": "pod"}}, _pod("5", containers=2),
      "NoNUMANodeFits"),
+    ("whole cores only", {"options": {"full-pcpus-only": "true"}}, _pod("3"),
+     "SMTAlignmentError"),
+    ("whole cores fit", {"options": {"full-pcpus-only": "true"}}, _pod("4"), None),
     ("strict reservation leaves fewer exclusive CPUs",
      {"options": {"strict-cpu-reservation": "true"}, "reserved": "0-7",
       "topology_policy": "none"}, _pod("8"), None),
@@ -63,3 +66,15 @@ def test_rules(options: dict, pod, reason: str | None) -> None:
     assert (refused.reason if refused else None) == reason
     if refused is not None:
         assert not judge(prepared, pod).admitted
+
+
+def test_the_whole_cores_rule_words_the_refusal_as_the_kubelet() -> None:
+    # Where the exact check reaches the CPU manager's Allocate, it refuses with this text.
+    node = busy_snapshot("n", random.Random(0), pods=0, options={"full-pcpus-only": "true"})
+    prepared = prepare(node)
+    pod = _pod("3")
+    refused = rule_out(prepared.summary, pod_facts(pod), runs_here=False)
+    exact = judge(prepared, pod)
+    assert refused is not None
+    assert not exact.admitted
+    assert (refused.reason, refused.message) == (exact.reason, exact.message.split("due to ")[-1])

@@ -19,7 +19,11 @@ pools the summary counts, and the fit predicate counts them on top of the active
    node) hold the request: the largest container in container scope, the pod's peak in pod
    scope, must fit in the free CPUs of one NUMA node.
 
-Rules 2 and 3 read the pod's own assignments only when it has some: a pod that already
+4. **Whole cores** (static policy, ``full-pcpus-only``): the CPU manager's Allocate refuses
+   every container whose exclusive CPU count is not a multiple of the CPUs per core
+   (``SMTAlignmentError``, with the kubelet's message), whatever the free CPUs.
+
+Rules 2 to 4 read the pod's own assignments only when it has some: a pod that already
 runs on the node (or holds CPUs there) is never ruled out by them. Property tests check
 every rule against the exact check over random nodes and pods.
 """
@@ -29,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from cpumanager.core.policy.static import StaticPolicy
 from cpumanager.core.workload import (
     Pod,
     guaranteed_cpus,
@@ -53,6 +58,7 @@ class NodeSummary:
     numa_free: tuple[int, ...] | None  # per NUMA node with CPUs; None: not single-numa-node
     pod_scope: bool
     pod_level_resources: bool  # the PodLevelResources gate
+    smt_group: int = 0  # CPUs per core under full-pcpus-only; 0: the rule does not apply
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +68,7 @@ class CPUNeeds:
     largest: int  # the largest container's
     together: int  # the app containers' sum, held at once
     peak: int  # pod scope's request (pod_guaranteed_cpus)
+    counts: tuple[int, ...] = ()  # every container's exclusive CPUs, in admission order
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +96,8 @@ def _needs(pod: Pod, gate: bool) -> CPUNeeds | None:
     largest = max(counts, default=0)
     if largest == 0:
         return None
-    return CPUNeeds(largest, apps, pod_guaranteed_cpus(pod, pod_level_resources=gate))
+    peak = pod_guaranteed_cpus(pod, pod_level_resources=gate)
+    return CPUNeeds(largest, apps, peak, tuple(c for c in counts if c))
 
 
 def pod_facts(pod: Pod) -> PodFacts:
@@ -103,9 +111,12 @@ def summarise(restored: RestoredState, allocatable: Allocatable) -> NodeSummary:
     gate = kubelet.feature_gate("PodLevelResources", default=True)
     exclusive_free: int | None = None
     numa_free: tuple[int, ...] | None = None
+    smt_group = 0
     if kubelet.cpu_manager_policy == "static":
         topology = restored.topology
         policy = build_cpu_policy(topology, kubelet)
+        if isinstance(policy, StaticPolicy) and policy.options.full_pcpus_only:
+            smt_group = policy.cpu_group_size
         free = restored.state.cpu.default_cpuset - policy.reserved_cpus
         exclusive_free = len(free)
         if kubelet.topology_manager_policy == "single-numa-node":
@@ -120,6 +131,7 @@ def summarise(restored: RestoredState, allocatable: Allocatable) -> NodeSummary:
         numa_free,
         kubelet.topology_manager_scope == "pod",
         gate,
+        smt_group,
     )
 
 
@@ -132,6 +144,13 @@ def rule_out(summary: NodeSummary, facts: PodFacts, *, runs_here: bool) -> RuleO
     needs = facts.needs[summary.pod_level_resources]
     if runs_here or needs is None or summary.exclusive_free is None:
         return None
+    group = summary.smt_group
+    for count in needs.counts if group else ():
+        if count % group:
+            message = (
+                f"SMT Alignment Error: requested {count} cpus not multiple cpus per core = {group}"
+            )
+            return RuleOut("SMTAlignmentError", message, "whole cores (full-pcpus-only)")
     free = summary.exclusive_free
     need = max(needs.largest, needs.together)
     if need > free:
