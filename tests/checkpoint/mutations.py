@@ -13,6 +13,8 @@ from collections.abc import Callable
 
 from hypothesis import strategies as st
 
+from cpumanager.errors import CheckpointError
+
 NUMBER = re.compile(rb"(?<=[:\[,])-?[0-9]+")
 STRING = re.compile(rb'"[^"\\]*"')
 SEPARATOR = re.compile(rb"[:,\[\]{}]")
@@ -145,3 +147,11 @@ def with_python_checksum(
         return text
     start, end = found[-1].span()
     return text[:start] + b'"' + key + b'":' + str(checksum).encode() + text[end:]
+
+
+def outcome(call: object) -> object:
+    """A decode's value, or its error's type and text."""
+    try:
+        return call()  # type: ignore[operator]
+    except CheckpointError as err:
+        return type(err), str(err)

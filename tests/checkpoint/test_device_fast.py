@@ -15,8 +15,7 @@ from cpumanager.checkpoint.device import (
     DeviceManagerCheckpoint,
     PodDevicesEntry,
 )
-from cpumanager.errors import CheckpointError
-from tests.checkpoint.mutations import merged, mutated, with_python_checksum
+from tests.checkpoint.mutations import merged, mutated, outcome, with_python_checksum
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "device"
 
@@ -59,13 +58,6 @@ def exact_encode(checkpoint: DeviceManagerCheckpoint) -> bytes:
 
 def exact_render(checkpoint: DeviceManagerCheckpoint) -> str:
     return device.spew(checkpoint.data, device.DATA_TYPE)
-
-
-def outcome(call: object) -> object:
-    try:
-        return call()  # type: ignore[operator]
-    except CheckpointError as err:
-        return type(err), str(err)
 
 
 def exact_any(data: bytes) -> object:

@@ -22,8 +22,7 @@ from cpumanager.checkpoint.newer_memory import (
 )
 from cpumanager.checkpoint.newer_memory import encode_memory_v2 as v2
 from cpumanager.checkpoint.newer_memory import encode_memory_v3 as v3
-from cpumanager.errors import CheckpointError
-from tests.checkpoint.mutations import merged, mutated, with_python_checksum
+from tests.checkpoint.mutations import merged, mutated, outcome, with_python_checksum
 from tests.checkpoint.test_memory_fast import CHECKPOINTS
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "memory"
@@ -38,14 +37,6 @@ def exact_attempt(data: bytes) -> MemoryAttempt:
     except gojson.GoJSONSyntaxError as err:
         return MemoryAttempt("syntax", None, err.message)
     return memory.attempt_tree(tree)
-
-
-def outcome(call: object) -> object:
-    """A decode's value, or its error's type and text."""
-    try:
-        return call()  # type: ignore[operator]
-    except CheckpointError as err:
-        return type(err), str(err)
 
 
 def exact_any(data: bytes) -> object:

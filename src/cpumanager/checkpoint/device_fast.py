@@ -41,6 +41,7 @@ from cpumanager.checkpoint.plainjson import (
     fields_only,
     ints_within,
     load_plain,
+    marshal_safe,
 )
 
 __all__ = ["decode_device_plain", "decode_device_tree", "marshal_device", "spew_device"]
@@ -132,21 +133,9 @@ def marshal_device(checkpoint: DeviceManagerCheckpoint) -> bytes | None:
         f'{{"Data":{{"PodDeviceEntries":[{rows}],"RegisteredDevices":{{{devices}}}}},'
         f'"Checksum":{checkpoint.checksum}}}'
     )
-    if not _json_safe(text) or text.count('"') != 2 * strings:
+    if not marshal_safe(text) or text.count('"') != 2 * strings:
         return None
     return text.encode("ascii")
-
-
-def _json_safe(text: str) -> bool:
-    """Nothing in ``text`` that ``json.Marshal`` would escape."""
-    return (
-        text.isascii()
-        and text.isprintable()
-        and "\\" not in text
-        and "<" not in text
-        and ">" not in text
-        and "&" not in text
-    )
 
 
 def _string_lists(values: list[Any]) -> bool:

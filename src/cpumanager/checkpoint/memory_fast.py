@@ -21,6 +21,8 @@ from __future__ import annotations
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
+from cpumanager.checkpoint.plainjson import marshal_safe
+
 if TYPE_CHECKING:  # memory.py imports this module
     from cpumanager.checkpoint.memory import MemoryManagerCheckpoint
 
@@ -141,18 +143,6 @@ def _json_node(key: str, node: Any) -> str:
     )
 
 
-def _json_safe(text: str) -> bool:
-    """Nothing in ``text`` that ``json.Marshal`` would escape."""
-    return (
-        text.isascii()
-        and text.isprintable()
-        and "\\" not in text
-        and "<" not in text
-        and ">" not in text
-        and "&" not in text
-    )
-
-
 def marshal_memory(checkpoint: MemoryManagerCheckpoint) -> bytes | None:
     """``json.Marshal`` of the checkpoint, or None when the exact writer must decide."""
     machine = checkpoint.machine_state
@@ -173,6 +163,6 @@ def marshal_memory(checkpoint: MemoryManagerCheckpoint) -> bytes | None:
     except (AttributeError, TypeError):
         return None
     text = f'{text},"checksum":{checkpoint.checksum}}}'
-    if not _json_safe(text) or text.count('"') != 2 * strings:
+    if not marshal_safe(text) or text.count('"') != 2 * strings:
         return None
     return text.encode("ascii")

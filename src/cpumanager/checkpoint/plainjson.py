@@ -22,6 +22,7 @@ from itertools import repeat
 from typing import Any, NamedTuple, TypeVar
 
 __all__ = [
+    "marshal_safe",
     "INT64_MAX",
     "INT64_MIN",
     "UINT64_MAX",
@@ -142,3 +143,16 @@ def build_slotted(cls: type[T], fields: list[Any], count: int) -> list[T]:
     for name, column in zip(cls.__slots__, fields, strict=True):  # type: ignore[attr-defined]
         deque(map(cls.__dict__[name].__set__, made, column), maxlen=0)
     return made
+
+
+def marshal_safe(text: str) -> bool:
+    """Nothing in ``text`` that ``json.Marshal`` would escape (the fast writers
+    check their whole text once with it)."""
+    return (
+        text.isascii()
+        and text.isprintable()
+        and "\\" not in text
+        and "<" not in text
+        and ">" not in text
+        and "&" not in text
+    )
