@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cpumanager.core.cpuset import CPUSet
 from cpumanager.extender.judge import admits, score
 from cpumanager.formats.manifest import pod_from_manifest
 from tests.extender.nodes import make_snapshot, pod_json
@@ -46,3 +50,25 @@ def test_score_prefers_aligned_pods_and_free_cpus_kept_together() -> None:
     assert score(topology, numa1, CPUSet.parse("0,4")) < 10
     split = CPUSet.parse("1,4")
     assert score(topology, split, CPUSet()) < score(topology, numa1, CPUSet())
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    free=st.sets(st.integers(0, 31), max_size=32),
+    exclusive=st.sets(st.integers(0, 31), max_size=32),
+    numa_per_socket=st.sampled_from([1, 2, 4]),
+)
+def test_score_counts_cpus_per_numa_node_as_defined(
+    free: set[int], exclusive: set[int], numa_per_socket: int
+) -> None:
+    # The definition in the module docstring, spelled with CPU sets.
+    topology = make_snapshot(
+        "n", numa_per_socket=numa_per_socket, cores_per_numa=16 // numa_per_socket
+    ).topology()
+    free_set, held = CPUSet(free), CPUSet(exclusive)
+    spanned = len(topology.numa_of(held)) if held else 1
+    together = 5.0
+    if free_set:
+        most = max(len(free_set & topology.cpus_in_numa_nodes([n])) for n in topology.numa_ids())
+        together = 5 * most / len(free_set)
+    assert score(topology, free_set, held) == round(5 / max(1, spanned) + together)

@@ -102,11 +102,13 @@ def ruled_out(refused: RuleOut) -> Verdict:
 
 def score(topology: CPUTopology, free: CPUSet, exclusive: CPUSet) -> int:
     """The prioritize score (module docstring), 0..10."""
-    spanned = len(topology.numa_of(exclusive)) if exclusive else 1
+    numa = topology.group_bits("numa").values()  # each NUMA node's CPUs, as bits
+    held, left = exclusive.bits, free.bits
+    spanned = sum(1 for cpus in numa if cpus & held) if held else 1
     alignment = 5 / max(1, spanned)
-    if free:
-        most = max(len(free & topology.cpus_in_numa_nodes([n])) for n in topology.numa_ids())
-        together = 5 * most / len(free)
+    if left:
+        most = max((cpus & left).bit_count() for cpus in numa)
+        together = 5 * most / left.bit_count()
     else:
         together = 5.0
     return round(alignment + together)
