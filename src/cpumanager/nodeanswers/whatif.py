@@ -39,7 +39,7 @@ from cpumanager.nodeanswers.fit import (
 )
 from cpumanager.nodeanswers.restore import Restored, RestoredState, restore_node
 from cpumanager.nodeview.snapshot import NodeSnapshot
-from cpumanager.sim.report import decision_entries
+from cpumanager.sim.report import decision_entries, placement_entry
 from cpumanager.sim.resize import apply_resize
 
 __all__ = [
@@ -93,19 +93,7 @@ def _containers(restored: Restored, pod: Pod) -> dict[str, dict[str, Any]]:
     for container in pod.all_containers():
         placed = restored.node.placement(pod, container)
         cpus = placed.cpus or topology.all_cpus  # the none policy keeps no default set
-        entry: dict[str, Any] = {
-            "cpus": str(cpus),
-            "exclusive": placed.exclusive,
-            "numa": list(topology.numa_of(cpus)),
-            "sockets": list(topology.sockets_of(cpus)),
-            "cores": list(topology.cores_of(cpus)),
-            "hint": placed.hint.to_json(),
-        }
-        if placed.devices:
-            entry["devices"] = {k: list(v) for k, v in placed.devices.items()}
-        if placed.memory_numa:
-            entry["memory_numa"] = list(placed.memory_numa)
-        found[container.name] = entry
+        found[container.name] = placement_entry(topology, placed, cpus)
     return found
 
 
@@ -154,9 +142,24 @@ def exclusive_cpus(restored: Restored, pod: Pod) -> CPUSet:
     return held
 
 
+def _admission(
+    restored: Restored, pod: Pod, allocatable: Allocatable, *, explain: bool
+) -> tuple[AdmissionResult, list[FitFailure]]:
+    """The kubelet's two admit handlers in order: the resource managers', then (when they
+    admit) the resource-fit predicate; a pod both admit joins the active pods. The CPUs a
+    pod refused by the predicate was handed stay assigned (the next stale-state removal
+    returns them)."""
+    result = restored.node.admit(pod, explain=explain)
+    if not result.admitted:
+        return result, []
+    failures = fit_failures(pod_requests(pod), restored.usage(), len(restored.active), allocatable)
+    if not failures:
+        restored.active.append(pod)
+    return result, failures
+
+
 def _admit_one(restored: Restored, pod: Pod, allocatable: Allocatable) -> PodVerdict:
-    node = restored.node
-    result = node.admit(pod)
+    result, failures = _admission(restored, pod, allocatable, explain=True)
     why = [pod_sentence(pod)]
     why.extend(_manager_sentences(result))
     stale = [e for e in restored.events.drain() if isinstance(e, Released)]
@@ -172,9 +175,6 @@ def _admit_one(restored: Restored, pod: Pod, allocatable: Allocatable) -> PodVer
         )
         return PodVerdict(pod, False, result.reason, result.message, why, result=result)
     why.append("The resource managers admit it (topology, CPU, memory and devices).")
-    failures: list[FitFailure] = fit_failures(
-        pod_requests(pod), restored.usage(), len(restored.active), allocatable
-    )
     if failures:
         first = failures[0]
         why.extend(f"Resource fit: {f.message}." for f in failures)
@@ -187,7 +187,6 @@ def _admit_one(restored: Restored, pod: Pod, allocatable: Allocatable) -> PodVer
         return PodVerdict(pod, False, first.reason, first.message, why, result=result)
     why.append("Resource fit: the pod fits in the node's allocatable CPU, memory and pods.")
     why.extend(_placement_sentences(restored, pod))
-    restored.active.append(pod)
     return PodVerdict(pod, True, "", "", why, result=result)
 
 
@@ -335,10 +334,6 @@ def admitted_quietly(restored: Restored, pods: Sequence[Pod], allocatable: Alloc
     for callers that need the words only of a refusal (they run :func:`admit_pods` then)."""
     admitted = False
     for pod in pods:
-        result = restored.node.admit(pod, explain=False)
-        admitted = result.admitted and not fit_failures(
-            pod_requests(pod), restored.usage(), len(restored.active), allocatable
-        )
-        if admitted:
-            restored.active.append(pod)
+        result, failures = _admission(restored, pod, allocatable, explain=False)
+        admitted = result.admitted and not failures
     return admitted

@@ -10,10 +10,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.hints.source import HintSource
+from cpumanager.core.topology import CPUTopology
 from cpumanager.manager.admission import AdmissionResult
+from cpumanager.manager.node import Placement
 
-__all__ = ["EventReport", "SimulationReport", "decision_entries", "hints_json"]
+__all__ = [
+    "EventReport",
+    "SimulationReport",
+    "decision_entries",
+    "hints_json",
+    "placement_entry",
+]
 
 
 @dataclass(slots=True)
@@ -113,3 +122,22 @@ def decision_entries(result: AdmissionResult) -> list[dict[str, Any]]:
             entry["blocking"] = list(explanation.blocking)
         entries.append(entry)
     return entries
+
+
+def placement_entry(topology: CPUTopology, placed: Placement, cpus: CPUSet) -> dict[str, Any]:
+    """One container's entry in a report's ``containers``: ``cpus`` (its placement's CPUs,
+    or what the caller shows for a policy that keeps no default set), where they sit, its
+    hint, devices and memory nodes."""
+    entry: dict[str, Any] = {
+        "cpus": str(cpus),
+        "exclusive": placed.exclusive,
+        "numa": list(topology.numa_of(cpus)),
+        "sockets": list(topology.sockets_of(cpus)),
+        "cores": list(topology.cores_of(cpus)),
+        "hint": placed.hint.to_json(),
+    }
+    if placed.devices:
+        entry["devices"] = {k: list(v) for k, v in placed.devices.items()}
+    if placed.memory_numa:
+        entry["memory_numa"] = list(placed.memory_numa)
+    return entry

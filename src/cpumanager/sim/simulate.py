@@ -39,7 +39,12 @@ from cpumanager.formats.kubelet_config import KubeletConfig
 from cpumanager.manager.node import Node, NodeState
 from cpumanager.metrics import PrometheusObserver
 from cpumanager.sim.fakes import AppliedCpusets, Collector, FakeClock
-from cpumanager.sim.report import EventReport, SimulationReport, decision_entries
+from cpumanager.sim.report import (
+    EventReport,
+    SimulationReport,
+    decision_entries,
+    placement_entry,
+)
 from cpumanager.sim.resize import resize_event
 from cpumanager.sim.scenario import (
     Admit,
@@ -117,20 +122,7 @@ class _Simulation:
         found: dict[str, dict[str, Any]] = {}
         for container in pod.all_containers():
             placed = node.placement(pod, container)
-            cpus = placed.cpus
-            entry: dict[str, Any] = {
-                "cpus": str(cpus),
-                "exclusive": placed.exclusive,
-                "numa": list(self.machine.numa_of(cpus)),
-                "sockets": list(self.machine.sockets_of(cpus)),
-                "cores": list(self.machine.cores_of(cpus)),
-                "hint": placed.hint.to_json(),
-            }
-            if placed.devices:
-                entry["devices"] = {k: list(v) for k, v in placed.devices.items()}
-            if placed.memory_numa:
-                entry["memory_numa"] = list(placed.memory_numa)
-            found[container.name] = entry
+            found[container.name] = placement_entry(self.machine, placed, placed.cpus)
         return found
 
     def absorb(self, report: EventReport) -> None:
