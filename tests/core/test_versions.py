@@ -24,8 +24,9 @@ def test_each_rule_takes_effect_at_its_release(rule: versions.Rule) -> None:
         p = versions.profile(rule.since, {"PodLevelResourceManagers": gate})
         kind, _, name = rule.key.partition(".")
         if kind == "gate":
-            level, default = rule.value  # type: ignore[misc]
+            level, default, *lock = rule.value  # type: ignore[misc]
             assert p.gate_levels[name] == level
+            assert (name in p.locked_gates) is (lock == ["locked"])
             if level != "absent" and name != "PodLevelResourceManagers":
                 assert p.gates[name] is default
         elif kind == "option":
@@ -126,6 +127,21 @@ def test_removed_gates_are_unknown_again() -> None:
     assert "MemoryManager" not in versions.profile((1, 36)).gates
     assert versions.profile((1, 36)).gate_levels["SidecarContainers"] == "ga"
     assert versions.profile((1, 37)).gate_levels["SidecarContainers"] == "absent"
+
+
+def test_locked_gates_follow_their_lock() -> None:
+    """TopologyManagerPolicyOptions could be turned off in 1.32-1.35, not from 1.36 (#136380);
+    a locked gate stays locked until its removal."""
+    assert "TopologyManagerPolicyOptions" not in versions.profile((1, 35)).locked_gates
+    assert versions.profile((1, 36)).locked_gates["TopologyManagerPolicyOptions"] is True
+    assert "CPUManager" not in versions.profile((1, 25)).locked_gates
+    assert versions.profile((1, 26)).locked_gates["CPUManager"] is True
+    assert versions.profile((1, 32)).locked_gates["CPUManager"] is True
+    assert "CPUManager" not in versions.profile((1, 33)).locked_gates  # removed
+    for p in map(versions.profile, versions.RELEASES):
+        for gate, value in p.locked_gates.items():
+            assert p.gate_levels[gate] == "ga"
+            assert p.gates[gate] is value
 
 
 def test_pod_level_resource_managers_beta_but_off_in_1_37() -> None:

@@ -75,3 +75,31 @@ def test_upgrade_past_a_gate_removal_is_refused() -> None:
     assert result.verdict == "refuse"
     (finding,) = result.findings
     assert finding.text.startswith("unrecognized feature gate: MemoryManager")
+
+
+def test_a_locked_gate_set_to_the_other_value_is_refused() -> None:
+    """featuregate's LockToDefault: CPUManager=false stops kubelets 1.26-1.32; from 1.33 the
+    gate is gone and the kubelet does not know it at all."""
+    config = KubeletConfig.from_mapping({"featureGates": {"CPUManager": False}})
+    assert preflight_to_release(node(), (1, 25), config=config).verdict == "as-is"
+    result = preflight_to_release(node(), (1, 26), config=config)
+    assert result.verdict == "refuse"
+    (finding,) = result.findings
+    assert finding.subject == "featureGates.CPUManager"
+    assert finding.text.startswith(
+        "cannot set feature gate CPUManager to false, feature is locked to true"
+    )
+    result = preflight_to_release(node(), (1, 33), config=config)
+    (finding,) = result.findings
+    assert finding.text.startswith("unrecognized feature gate: CPUManager")
+    # set to the value it is locked to, a locked gate is accepted
+    on = KubeletConfig.from_mapping({"featureGates": {"CPUManager": True}})
+    assert preflight_to_release(node(), (1, 30), config=on).verdict == "as-is"
+
+
+def test_topology_options_gate_locks_in_1_36() -> None:
+    """TopologyManagerPolicyOptions could be turned off in 1.32-1.35 (#128124), not in 1.36."""
+    config = KubeletConfig.from_mapping({"featureGates": {"TopologyManagerPolicyOptions": False}})
+    assert preflight_to_release(node(), (1, 35), config=config).verdict == "as-is"
+    result = preflight_to_release(node(), (1, 36), config=config)
+    assert [f.verdict for f in result.findings] == ["refuse"]

@@ -76,7 +76,8 @@ def _r(key: str, since: str, value: object, pr: str, note: str = "") -> Rule:
     return Rule(key, (int(major), int(minor)), value, pr, note)
 
 
-# Gate maturity: ("alpha"|"beta"|"ga", default on?); a removed gate is "absent" again (the
+# Gate maturity: ("alpha"|"beta"|"ga", default on?[, "locked"]): a locked gate set to the
+# other value stops the kubelet (featuregate's LockToDefault); a removed gate is "absent" again (the
 # kubelet then refuses to start with it set). Option level: "alpha"|"beta"|"ga". Sources:
 # "kf" is pkg/features/kube_features.go (versioned specs), "#N" a kubernetes/kubernetes PR.
 RULES: Final[tuple[Rule, ...]] = (
@@ -96,24 +97,24 @@ RULES: Final[tuple[Rule, ...]] = (
     _r("memory.read", "1.37", ("v3", "v2", "v1"), "#139626"),
     # --- feature gates -----------------------------------------------------------------------
     _r("gate.CPUManager", "1.18", ("beta", True), "kf", "beta since 1.10"),
-    _r("gate.CPUManager", "1.26", ("ga", True), "#113018", "locked on"),
+    _r("gate.CPUManager", "1.26", ("ga", True, "locked"), "#113018", "locked on"),
     _r("gate.CPUManager", "1.33", ("absent", False), "#129296", "removed"),
     _r("gate.CPUManagerPolicyOptions", "1.18", ("absent", False), "-"),
     _r("gate.CPUManagerPolicyOptions", "1.22", ("alpha", False), "#101432"),
     _r("gate.CPUManagerPolicyOptions", "1.23", ("beta", True), "#105012"),
-    _r("gate.CPUManagerPolicyOptions", "1.33", ("ga", True), "#130535", "locked on"),
+    _r("gate.CPUManagerPolicyOptions", "1.33", ("ga", True, "locked"), "#130535", "locked on"),
     _r("gate.CPUManagerPolicyAlphaOptions", "1.18", ("absent", False), "-"),
     _r("gate.CPUManagerPolicyAlphaOptions", "1.23", ("alpha", False), "#105012"),
     _r("gate.CPUManagerPolicyBetaOptions", "1.18", ("absent", False), "-"),
     _r("gate.CPUManagerPolicyBetaOptions", "1.23", ("beta", True), "#105012"),
     _r("gate.TopologyManager", "1.18", ("beta", True), "KEP-693", "beta since 1.18"),
-    _r("gate.TopologyManager", "1.27", ("ga", True), "#116093", "locked on"),
+    _r("gate.TopologyManager", "1.27", ("ga", True, "locked"), "#116093", "locked on"),
     _r("gate.TopologyManager", "1.29", ("absent", False), "#121252", "removed"),
     _r("gate.TopologyManagerPolicyOptions", "1.18", ("absent", False), "-"),
     _r("gate.TopologyManagerPolicyOptions", "1.26", ("alpha", False), "#112914"),
     _r("gate.TopologyManagerPolicyOptions", "1.28", ("beta", True), "#118816"),
     _r("gate.TopologyManagerPolicyOptions", "1.32", ("ga", True), "#128124", "can be turned off"),
-    _r("gate.TopologyManagerPolicyOptions", "1.36", ("ga", True), "#136380", "locked on"),
+    _r("gate.TopologyManagerPolicyOptions", "1.36", ("ga", True, "locked"), "#136380", "locked on"),
     _r("gate.TopologyManagerPolicyAlphaOptions", "1.18", ("absent", False), "-"),
     _r("gate.TopologyManagerPolicyAlphaOptions", "1.26", ("alpha", False), "#112914"),
     _r("gate.TopologyManagerPolicyBetaOptions", "1.18", ("absent", False), "-"),
@@ -122,12 +123,12 @@ RULES: Final[tuple[Rule, ...]] = (
     _r("gate.MemoryManager", "1.18", ("absent", False), "-"),
     _r("gate.MemoryManager", "1.21", ("alpha", False), "#95479"),
     _r("gate.MemoryManager", "1.22", ("beta", True), "kf"),
-    _r("gate.MemoryManager", "1.32", ("ga", True), "#128517", "locked on"),
+    _r("gate.MemoryManager", "1.32", ("ga", True, "locked"), "#128517", "locked on"),
     _r("gate.MemoryManager", "1.36", ("absent", False), "#136381", "removed"),
     _r("gate.SidecarContainers", "1.18", ("absent", False), "-"),
     _r("gate.SidecarContainers", "1.28", ("alpha", False), "kf"),
     _r("gate.SidecarContainers", "1.29", ("beta", True), "kf"),
-    _r("gate.SidecarContainers", "1.33", ("ga", True), "#129731", "locked on"),
+    _r("gate.SidecarContainers", "1.33", ("ga", True, "locked"), "#129731", "locked on"),
     _r("gate.SidecarContainers", "1.37", ("absent", False), "#137755", "removed"),
     _r("gate.PodLevelResources", "1.18", ("absent", False), "-"),
     _r("gate.PodLevelResources", "1.32", ("alpha", False), "kf"),
@@ -138,7 +139,7 @@ RULES: Final[tuple[Rule, ...]] = (
     _r("gate.InPlacePodVerticalScaling", "1.18", ("absent", False), "-"),
     _r("gate.InPlacePodVerticalScaling", "1.27", ("alpha", False), "#102884"),
     _r("gate.InPlacePodVerticalScaling", "1.33", ("beta", True), "#130905"),
-    _r("gate.InPlacePodVerticalScaling", "1.35", ("ga", True), "kf", "locked on"),
+    _r("gate.InPlacePodVerticalScaling", "1.35", ("ga", True, "locked"), "kf", "locked on"),
     _r("gate.InPlacePodVerticalScalingExclusiveCPUs", "1.18", ("absent", False), "-"),
     _r("gate.InPlacePodVerticalScalingExclusiveCPUs", "1.32", ("alpha", False), "#128287"),
     _r("gate.InPlacePodVerticalScalingExclusiveMemory", "1.18", ("absent", False), "-"),
@@ -221,10 +222,11 @@ def _strings(rule: Rule | None) -> tuple[str, ...]:
     return tuple(str(item) for item in rule.value)
 
 
-def _gate(rule: Rule) -> tuple[str, bool]:
+def _gate(rule: Rule) -> tuple[str, bool, bool]:
+    """(maturity, default, locked): a locked gate cannot be set to the other value."""
     assert isinstance(rule.value, tuple)
-    level, default = rule.value
-    return str(level), bool(default)
+    level, default, *lock = rule.value
+    return str(level), bool(default), lock == ["locked"]
 
 
 def _value(key: str, release: Release) -> Rule | None:
@@ -242,6 +244,7 @@ class KubeletProfile:
     release: Release
     gates: Mapping[str, bool]
     gate_levels: Mapping[str, str]
+    locked_gates: Mapping[str, bool]  # gate -> the only value the kubelet accepts
     options: Mapping[str, str]
     cpu_write: str
     cpu_read: tuple[str, ...]
@@ -288,15 +291,18 @@ def profile(release: Release = NEWEST, gates: Mapping[str, bool] | None = None) 
     gates = dict(gates or {})
     defaults: dict[str, bool] = {}
     levels: dict[str, str] = {}
+    locked: dict[str, bool] = {}
     options: dict[str, str] = {}
     for key in _KEYS:
         rule = _value(key, release)
         if rule is None:
             continue
         if key.startswith("gate."):
-            level, default = _gate(rule)
+            level, default, is_locked = _gate(rule)
             name = key.removeprefix("gate.")
             levels[name] = str(level)
+            if is_locked:
+                locked[name] = default
             if level != "absent":
                 defaults[name] = bool(default)
         elif key.startswith("option."):
@@ -327,6 +333,7 @@ def profile(release: Release = NEWEST, gates: Mapping[str, bool] | None = None) 
         release=release,
         gates=effective,
         gate_levels=levels,
+        locked_gates=locked,
         options=options,
         cpu_write=pick("cpu.write"),
         cpu_read=cpu_read,

@@ -5,7 +5,9 @@ assignment, and accept the configuration's options and gates? Each checkpoint ge
 ``checkpoint/compat.plan`` (as is, convert, drain or refuse); each static-policy and
 topology-manager option is checked against the release's maturity levels
 (core/versions.py); a feature gate the release does not know stops the kubelet with
-``unrecognized feature gate: NAME``. The verdict is the worst of them.
+``unrecognized feature gate: NAME``, and so does a locked gate (GA, ``LockToDefault``) set
+to the other value: ``cannot set feature gate NAME to false, feature is locked to true``.
+The verdict is the worst of them.
 """
 
 from __future__ import annotations
@@ -89,7 +91,9 @@ def _checkpoint_findings(
     return found
 
 
-def _config_findings(config: KubeletConfig, profile: versions.KubeletProfile) -> list[Finding]:
+def _config_findings(
+    config: KubeletConfig, gates: Mapping[str, bool], profile: versions.KubeletProfile
+) -> list[Finding]:
     found: list[Finding] = []
     for option in sorted(config.cpu_manager_policy_options):
         if option in profile.options or option not in versions.known_options():
@@ -101,12 +105,24 @@ def _config_findings(config: KubeletConfig, profile: versions.KubeletProfile) ->
             ok, why = profile.option_available(option)
             if not ok:
                 found.append(Finding(f"topologyManagerPolicyOptions.{option}", "refuse", why))
-    for gate in sorted(config.feature_gates):
+    for gate in sorted(gates):
         level = profile.gate_levels.get(gate)
         if level == "absent":  # not yet added, or removed after GA (core/versions.py)
             text = f"unrecognized feature gate: {gate} (kubelet {profile.name} does not know it)"
             found.append(Finding(f"featureGates.{gate}", "refuse", text))
+        locked = profile.locked_gates.get(gate)
+        value = gates[gate]
+        if locked is not None and value != locked:  # featuregate's LockToDefault
+            text = (
+                f"cannot set feature gate {gate} to {_go_bool(value)}, feature is locked to "
+                f"{_go_bool(locked)} (kubelet {profile.name} does not start: remove the setting)"
+            )
+            found.append(Finding(f"featureGates.{gate}", "refuse", text))
     return found
+
+
+def _go_bool(value: bool) -> str:
+    return "true" if value else "false"
 
 
 def preflight_to_release(
@@ -123,5 +139,5 @@ def preflight_to_release(
     profile = versions.profile(release, merged)
     gate = merged.get("PodLevelResourceManagers")
     findings = _checkpoint_findings(snapshot, release, gate)
-    findings.extend(_config_findings(config, profile))
+    findings.extend(_config_findings(config, merged, profile))
     return VersionPreflight(release, from_release, tuple(findings))
