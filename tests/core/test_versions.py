@@ -175,3 +175,18 @@ def test_docs_list_every_rule() -> None:
     for rule in versions.RULES:
         release = f"{rule.since[0]}.{rule.since[1]}"
         assert f"| `{rule.key}` | {release} |" in text, rule
+
+
+def test_gate_values_fill_what_the_configuration_leaves_out() -> None:
+    """Known gates: the value set, else the default; unknown ones: off before they existed,
+    on after their removal as GA (the feature stayed)."""
+    values = versions.gate_values((1, 33), {"PodLevelResources": True})
+    assert values["PodLevelResources"] is True  # set (alpha, default off)
+    assert versions.gate_values((1, 33), {})["PodLevelResources"] is False
+    assert versions.gate_values((1, 34), {})["PodLevelResources"] is True
+    assert versions.gate_values((1, 31), {})["PodLevelResources"] is False  # not yet there
+    assert versions.gate_values((1, 33), {})["CPUManager"] is True  # removed after GA
+    assert versions.gate_values((1, 20), {})["MemoryManager"] is False  # not yet there
+    assert set(versions.gate_values((1, 37), {})) == {
+        r.key.removeprefix("gate.") for r in versions.RULES if r.key.startswith("gate.")
+    }

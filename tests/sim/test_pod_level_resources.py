@@ -39,3 +39,27 @@ def test_the_gate_off_refuses_pod_level_resources() -> None:
         "type": "PodLevelResourcesNotSupported",
         "message": "PodLevelResources feature gate is disabled",
     }
+
+
+def test_the_scenarios_release_sets_the_gate_default() -> None:
+    """PodLevelResources is alpha (off) in 1.32-1.33 and beta (on) from 1.34."""
+    for version, admitted in (("1.33", False), ("1.34", True)):
+        data = {
+            "machine": MACHINE,
+            "kubelet": KUBELET,
+            "kubeletVersion": version,
+            "events": [{"admit": POD}],
+        }
+        report = simulate(parse_scenario(data, source="test", base=Path()))
+        assert report.events[1].admitted is admitted, version
+
+
+def test_the_scenarios_release_refuses_an_option_it_does_not_accept() -> None:
+    kubelet = {**KUBELET, "cpuManagerPolicyOptions": {"distribute-cpus-across-numa": "true"}}
+    data = {"machine": MACHINE, "kubelet": kubelet, "kubeletVersion": "1.30", "events": []}
+    report = simulate(parse_scenario(data, source="test", base=Path()))
+    assert report.events[0].admitted is False
+    assert report.events[0].error is not None
+    assert report.events[0].error["message"] == (
+        "distribute-cpus-across-numa is alpha in kubelet 1.30: enable CPUManagerPolicyAlphaOptions"
+    )

@@ -16,7 +16,11 @@ from cpumanager.core import versions
 from cpumanager.core.versions import parse_release
 from cpumanager.formats.kubelet_config import KubeletConfig
 from cpumanager.nodeview.snapshot import NodeSnapshot
-from cpumanager.nodeview.version_preflight import preflight_to_release
+from cpumanager.nodeview.version_preflight import (
+    preflight_to_release,
+    recorded_release,
+    startup_refusal,
+)
 
 __all__ = ["check_release", "kubelet_version_option", "node_release", "to_release"]
 
@@ -31,27 +35,16 @@ kubelet_version_option = click.option(
 
 def node_release(node: NodeSnapshot, version: str | None) -> versions.Release:
     """The release asked for, else the one the snapshot recorded, else the newest."""
-    if version is not None:
-        return parse_release(version)
-    recorded = getattr(node, "kubelet_version", None)
-    return parse_release(recorded) if recorded else versions.NEWEST
+    return parse_release(version) if version is not None else recorded_release(node)
 
 
 def check_release(
     node: NodeSnapshot, release: versions.Release, *, config: KubeletConfig | None = None
 ) -> None:
     """Raise a one-line ConfigError when kubelet ``release`` would not start on the node."""
-    from cpumanager.errors import ConfigError
-
-    result = preflight_to_release(node, release, config=config)
-    refusals = [f.text for f in result.findings if f.verdict == "refuse"]
-    if refusals:
-        name = f"{release[0]}.{release[1]}"
-        msg = (
-            f"kubelet {name} would not start on this node: {'; '.join(refusals)}; "
-            f"see 'cpumanager node preflight --to-kubelet {name}'"
-        )
-        raise ConfigError(msg)
+    refusal = startup_refusal(node, release, config)
+    if refusal is not None:
+        raise refusal
 
 
 _HEADLINE = {

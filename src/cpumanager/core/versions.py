@@ -24,6 +24,7 @@ __all__ = [
     "Release",
     "Rule",
     "cpu_formats_read",
+    "gate_values",
     "known_options",
     "memory_formats_read",
     "parse_release",
@@ -345,6 +346,26 @@ def profile(release: Release = NEWEST, gates: Mapping[str, bool] | None = None) 
         resize_cpu_text=str(resize_cpu.value) if resize_cpu else "",
         resize_memory_text=str(resize_memory.value) if resize_memory else "",
     )
+
+
+def gate_values(release: Release, set_gates: Mapping[str, bool]) -> dict[str, bool]:
+    """Every gate of the table as kubelet ``release`` runs with ``set_gates``: a gate it knows
+    is what was set, else its default; one it does not know is off when it is yet to come
+    and on when it was removed after GA (its feature stayed). The kubelet's managers read
+    the features this way; setting an unknown gate stops it (``node versions``)."""
+    values: dict[str, bool] = {}
+    for key in _KEYS:
+        if not key.startswith("gate."):
+            continue
+        name = key.removeprefix("gate.")
+        rule = _value(key, release)
+        level, default, _ = _gate(rule) if rule is not None else ("absent", False, False)
+        if level != "absent":
+            values[name] = set_gates.get(name, default)
+            continue
+        graduated = any(r.key == key and r.since < release and _gate(r)[0] == "ga" for r in RULES)
+        values[name] = graduated
+    return values
 
 
 def known_options() -> frozenset[str]:

@@ -9,7 +9,9 @@ pods that are no longer active still hold (we run it at once: docs/architecture.
 
 :func:`restore_node` does the same on a snapshot's bytes, with in-memory stores, and says in
 sentences what the restore did. ``kubelet`` replaces the node's configuration (preflight);
-``recover`` repairs instead of refusing (``cpumanager state recover``'s rule).
+``recover`` repairs instead of refusing (``cpumanager state recover``'s rule). The rules are
+the node's kubelet release's (``release``, else the snapshot's ``kubeletVersion``): one that
+would not start on the node refuses, and the managers read that release's gate defaults.
 
 :class:`RestoredState` freezes a restored node after its start (immutable values only) so
 that answering many questions about one node restores it once: :meth:`RestoredState.start`
@@ -33,6 +35,7 @@ from cpumanager.checkpoint.memory_restore import (
     restore_memory_state,
     validate_memory_state,
 )
+from cpumanager.core import versions
 from cpumanager.core.containermap import ContainerMap
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.devices import Device, DeviceState
@@ -48,6 +51,7 @@ from cpumanager.formats.kubelet_config import KubeletConfig, reserved_memory_per
 from cpumanager.manager.node import Node, NodeResources, NodeState
 from cpumanager.nodeanswers.fit import pods_usage
 from cpumanager.nodeview.snapshot import NodeSnapshot
+from cpumanager.nodeview.version_preflight import recorded_release, startup_refusal
 from cpumanager.ports import NULL_OBSERVER
 
 __all__ = [
@@ -349,11 +353,20 @@ def restore_node(
     *,
     kubelet: KubeletConfig | None = None,
     recover: bool = False,
+    release: versions.Release | None = None,
 ) -> Restored:
-    """Restart the snapshot's node; the kubelet's refusal is raised (StateValidationError,
-    CheckpointCorruptError, ...) unless ``recover``."""
+    """Restart the snapshot's node as kubelet ``release`` (default: the snapshot's recorded
+    one, else the newest) does; the kubelet's refusal is raised (StateValidationError,
+    CheckpointCorruptError, ...; recovered from with ``recover``). A release that would not
+    start on the node's configuration or files refuses first (ConfigError, from
+    ``nodeview.version_preflight``), and the managers then see the release's gate values."""
     topology = snapshot.topology()
     config = kubelet if kubelet is not None else snapshot.kubelet_config()
+    release = release if release is not None else recorded_release(snapshot)
+    refusal = startup_refusal(snapshot, release, config, files=False)
+    if refusal is not None:
+        raise refusal
+    config = config.with_gate_values(versions.gate_values(release, config.feature_gates))
     notes: list[str] = []
     memory = restore_memory(snapshot, topology, config, notes)
     devices = _restore_devices(snapshot, topology, notes)

@@ -39,6 +39,7 @@ from cpumanager.nodeanswers.fit import (
 )
 from cpumanager.nodeanswers.restore import Restored, RestoredState, restore_node
 from cpumanager.nodeview.snapshot import NodeSnapshot
+from cpumanager.nodeview.version_preflight import recorded_release
 from cpumanager.sim.report import decision_entries, placement_entry
 from cpumanager.sim.resize import apply_resize
 
@@ -270,10 +271,11 @@ def what_if(
     kubelet: KubeletConfig | None = None,
     explain: bool = False,
     resizes: Sequence[ResizeRequest] = (),
-    release: versions.Release = versions.NEWEST,
+    release: versions.Release | None = None,
 ) -> WhatIf:
     """Restore the node, resize, then admit ``pods`` in order; refusals to start are raised."""
-    restored = restore_node(snapshot, kubelet=kubelet)
+    release = release if release is not None else recorded_release(snapshot)
+    restored = restore_node(snapshot, kubelet=kubelet, release=release)
     state = restored.node.snapshot()
     allocatable = node_allocatable(
         restored.topology,

@@ -19,10 +19,18 @@ from typing import Final
 from cpumanager.checkpoint import compat
 from cpumanager.core import versions
 from cpumanager.core.versions import Release
+from cpumanager.errors import ConfigError
 from cpumanager.formats.kubelet_config import KubeletConfig
 from cpumanager.nodeview.snapshot import NodeSnapshot
 
-__all__ = ["Finding", "VersionPreflight", "preflight_to_release"]
+__all__ = [
+    "Finding",
+    "VersionPreflight",
+    "config_findings",
+    "preflight_to_release",
+    "recorded_release",
+    "startup_refusal",
+]
 
 _RANK: Final = {"as-is": 0, "convert": 1, "drain": 2, "refuse": 3}
 _KINDS: Final = ("cpu_manager_state", "memory_manager_state")
@@ -141,3 +149,42 @@ def preflight_to_release(
     findings = _checkpoint_findings(snapshot, release, gate)
     findings.extend(_config_findings(config, merged, profile))
     return VersionPreflight(release, from_release, tuple(findings))
+
+
+def config_findings(config: KubeletConfig, release: Release) -> list[Finding]:
+    """What kubelet ``release`` says of ``config``'s options and gates alone (no files)."""
+    gates = config.feature_gates
+    return _config_findings(config, gates, versions.profile(release, gates))
+
+
+def recorded_release(snapshot: NodeSnapshot) -> Release:
+    """The release the snapshot recorded (``kubeletVersion``), else the newest; a recorded
+    release outside the ones modelled is an InputError that says so."""
+    recorded = snapshot.kubelet_version
+    return versions.parse_release(recorded) if recorded else versions.NEWEST
+
+
+def startup_refusal(
+    snapshot: NodeSnapshot,
+    release: Release,
+    config: KubeletConfig | None = None,
+    *,
+    files: bool = True,
+) -> ConfigError | None:
+    """Why kubelet ``release`` would not start on the node with ``config`` (default: the
+    node's), as one error; None when it starts. ``files=False`` leaves the checkpoints out
+    (a restore reads them itself and refuses with the kubelet's own words)."""
+    if files:
+        findings = preflight_to_release(snapshot, release, config=config).findings
+    else:
+        config = config if config is not None else snapshot.kubelet_config()
+        findings = tuple(config_findings(config, release))
+    refusals = [f.text for f in findings if f.verdict == "refuse"]
+    if not refusals:
+        return None
+    name = f"{release[0]}.{release[1]}"
+    msg = (
+        f"kubelet {name} would not start on this node: {'; '.join(refusals)}; "
+        f"see 'cpumanager node preflight --to-kubelet {name}'"
+    )
+    return ConfigError(msg)

@@ -34,10 +34,11 @@ from cpumanager.core.ids import ContainerID, ContainerKey, PodUID
 from cpumanager.core.reconcile import ContainerPhase, ContainerStatus
 from cpumanager.core.topology import CPUInfo, CPUTopology
 from cpumanager.core.workload import Pod
-from cpumanager.errors import CpuManagerError, ScenarioError
+from cpumanager.errors import ConfigError, CpuManagerError, ScenarioError
 from cpumanager.formats.kubelet_config import KubeletConfig
 from cpumanager.manager.node import Node, NodeState
 from cpumanager.metrics import PrometheusObserver
+from cpumanager.nodeview.version_preflight import config_findings
 from cpumanager.sim.fakes import AppliedCpusets, Collector, FakeClock
 from cpumanager.sim.report import (
     EventReport,
@@ -156,11 +157,21 @@ class _Simulation:
 
     # --- the kubelet's part -------------------------------------------------------------------
 
+    def release_config(self, kubelet: KubeletConfig) -> KubeletConfig:
+        """The configuration as the scenario's kubelet release starts with it: refused
+        (ConfigError) when that release does not accept its options or gates, else with the
+        release's gate values filled in."""
+        release = self.scenario.kubelet_version or versions.NEWEST
+        refusals = [f.text for f in config_findings(kubelet, release) if f.verdict == "refuse"]
+        if refusals:
+            raise ConfigError("; ".join(refusals))
+        return kubelet.with_gate_values(versions.gate_values(release, kubelet.feature_gates))
+
     def boot(self, report: EventReport, *, recover: bool) -> bool:
         """Build and start a node; False (and the kubelet's refusal) when it cannot start."""
         self.node = None
         try:
-            kubelet = KubeletConfig.from_mapping(self.kubelet_raw)
+            kubelet = self.release_config(KubeletConfig.from_mapping(self.kubelet_raw))
             node = Node(
                 topology=self.topology(),
                 kubelet=kubelet,

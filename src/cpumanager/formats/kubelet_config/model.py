@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from types import MappingProxyType
 
@@ -142,6 +142,14 @@ class KubeletConfig:
     def feature_gate(self, name: str, *, default: bool) -> bool:
         """A feature gate's value, ``default`` when the configuration does not set it."""
         return self.feature_gates.get(name, default)
+
+    def with_gate_values(self, values: Mapping[str, bool]) -> KubeletConfig:
+        """This configuration with every gate in ``values`` set (a release's view of its gates,
+        ``core.versions.gate_values``), so that no reader falls back to the newest default."""
+        merged = {**values, **self.feature_gates}
+        if merged == dict(self.feature_gates):
+            return self
+        return replace(self, feature_gates=MappingProxyType(merged))
 
     def check_reserved_cpus_on(self, online_cpus: CPUSet) -> None:
         """The kubelet's check that reservedSystemCPUs names only online CPUs."""
