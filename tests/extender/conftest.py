@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import uvicorn
 
+from cpumanager.extender.fanout import Fanout
 from cpumanager.extender.server import ExtenderConfig, create_app
 from cpumanager.extender.store import NodeStore
 
@@ -53,12 +54,13 @@ class Extender:
             return status, raw.decode()
 
 
-def start_extender(config: ExtenderConfig) -> tuple[Extender, uvicorn.Server, threading.Thread]:
+def start_extender(
+    config: ExtenderConfig, *, fanout: Fanout | None = None
+) -> tuple[Extender, uvicorn.Server, threading.Thread]:
     clock = FakeClock()
     store = NodeStore(clock=clock)
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(config, store), host="127.0.0.1", port=0, log_level="error")
-    )
+    app = create_app(config, store, fanout=fanout)
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 from cpumanager.extender.judge import judge
 from cpumanager.extender.prepared import prepare
-from cpumanager.extender.summary import pod_facts, rule_out
+from cpumanager.extender.summary import compared_requests, fits, pod_facts, rule_out
 from cpumanager.formats.manifest import pod_from_manifest
+from cpumanager.nodeanswers.fit import Allocatable, fit_failures
 from tests.extender.nodes import busy_snapshot, pod_json
 from tests.extender.strategies import nodes, pods
 from tests.extender.test_prepared import ASSUMED
@@ -78,3 +79,25 @@ def test_the_whole_cores_rule_words_the_refusal_as_the_kubelet() -> None:
     assert refused is not None
     assert not exact.admitted
     assert (refused.reason, refused.message) == (exact.reason, exact.message.split("due to ")[-1])
+
+
+EMPTY = prepare(busy_snapshot("n", random.Random(1), pods=0)).summary
+RESOURCES = ("cpu", "memory", "ephemeral-storage", "pods", "example.com/gpu", "a.io/x")
+AMOUNTS = st.dictionaries(st.sampled_from(RESOURCES), st.integers(0, 8))
+
+
+@settings(max_examples=300, deadline=None)
+@given(wanted=AMOUNTS, used=AMOUNTS, table=AMOUNTS, count=st.integers(0, 8))
+def test_fits_is_the_fit_predicate_finding_nothing(wanted, used, table, count) -> None:
+    allocatable = Allocatable(capacity=table, allocatable=table)
+    free = {name: table.get(name, 0) - used.get(name, 0) for name in {*table, *used}}
+    summary = replace(
+        EMPTY,
+        used=used,
+        count=count,
+        allocatable=allocatable,
+        pods_left=table.get("pods", 0) - count,
+        free=free,
+    )
+    facts = replace(pod_facts(_pod("1")), wanted=wanted, checked=compared_requests(wanted))
+    assert fits(summary, facts) == (fit_failures(wanted, used, count, allocatable) == [])

@@ -82,6 +82,13 @@ def read_token(path: Path) -> bytes:
     show_default=True,
     help="Seconds an approved pod is held before its node's agent reports it.",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Processes for one call's exact checks (forked per call); 1: no fan-out. "
+    "[default: the usable CPUs]",
+)
 @click.option("--tls-cert", type=click.Path(path_type=Path, dir_okay=False), default=None)
 @click.option("--tls-key", type=click.Path(path_type=Path, dir_okay=False), default=None)
 @click.option(
@@ -98,6 +105,7 @@ def extender(
     stale_policy: str,
     assume: str,
     assume_ttl: float,
+    workers: int | None,
     tls_cert: Path | None,
     tls_key: Path | None,
     tls_client_ca: Path | None,
@@ -126,6 +134,7 @@ def extender(
         stale_policy=stale_policy,
         assume=assume,
         assume_ttl=assume_ttl,
+        workers=workers,
     )
     uvicorn.run(
         create_app(config),

@@ -30,6 +30,7 @@ from starlette.routing import Route
 from cpumanager.core.gocompat import one_line
 from cpumanager.core.workload import Pod
 from cpumanager.errors import CpuManagerError, InputError
+from cpumanager.extender.fanout import Fanout
 from cpumanager.extender.judge import Verdict, judge, not_restorable, ruled_out
 from cpumanager.extender.prepared import PreparedNode
 from cpumanager.extender.protocol import (
@@ -40,7 +41,7 @@ from cpumanager.extender.protocol import (
     priority_list,
 )
 from cpumanager.extender.store import NodeEntry, NodeStore, pod_shape, snapshot_digest
-from cpumanager.extender.summary import pod_facts, rule_out
+from cpumanager.extender.summary import RuleOut, pod_facts, rule_out
 from cpumanager.nodeanswers.whatif import pod_sentence
 from cpumanager.nodeview.snapshot import snapshot_from_json
 
@@ -57,7 +58,9 @@ class ExtenderConfig:
     ``stale_policy``: ``fail`` (a node without a fresh snapshot fails the filter, resolvably)
     or ``pass`` (it passes unchecked); both are counted. ``assume``: ``best`` narrows the
     filter's answer to the best-scoring admitting node and assumes the pod there, ``all``
-    returns every admitting node and assumes the pod on each (conservative).
+    returns every admitting node and assumes the pod on each (conservative). ``workers``
+    and ``fanout_threshold``: how one call's exact checks spread over processes
+    (``fanout.py``).
     """
 
     token: bytes | None = None
@@ -66,6 +69,8 @@ class ExtenderConfig:
     assume_ttl: float = 30.0
     assume: str = "best"
     max_body: int = MAX_BODY_BYTES
+    workers: int | None = None  # processes for exact checks; None: every usable CPU
+    fanout_threshold: int = 64  # fewer pending exact checks than this run in-process
 
 
 class _Metrics:
@@ -99,6 +104,17 @@ class _Metrics:
         )
         self.assumed = Gauge(
             "cpumanager_extender_assumed_pods", "Pods approved but not yet reported.", registry=reg
+        )
+        self.checks = PromCounter(
+            "cpumanager_extender_exact_checks",
+            "Exact admission checks by where they ran (forked child or the server process).",
+            ["where"],
+            registry=reg,
+        )
+        self.child_failures = PromCounter(
+            "cpumanager_extender_fanout_child_failures",
+            "Forked children whose share of exact checks the server recomputed.",
+            registry=reg,
         )
         self.pushes = PromCounter(
             "cpumanager_extender_pushes", "Snapshot pushes by outcome.", ["outcome"], registry=reg
@@ -146,9 +162,14 @@ async def _body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def create_app(config: ExtenderConfig, store: NodeStore | None = None) -> Starlette:
-    """The extender's ASGI application over ``store`` (a new one by default)."""
+def create_app(
+    config: ExtenderConfig, store: NodeStore | None = None, *, fanout: Fanout | None = None
+) -> Starlette:
+    """The extender's ASGI application over ``store`` (a new one by default); exact checks
+    run through ``fanout`` (by default one built from the configuration)."""
     nodes = store if store is not None else NodeStore()
+    if fanout is None:
+        fanout = Fanout(workers=config.workers, threshold=config.fanout_threshold)
     metrics = _Metrics()
 
     def timed(
@@ -188,18 +209,28 @@ def create_app(config: ExtenderConfig, store: NodeStore | None = None) -> Starle
 
     def decide(args: ExtenderArgs) -> dict[str, Verdict]:
         """Every node's verdict (docs/extender.md, "How filtering is fast"): nodes with one
-        admission key and the same assumed pods get one verdict per call."""
+        admission key and the same assumed pods get one verdict per call.
+
+        One pass over the nodes answers what it can (unchecked nodes, rule-outs, cached
+        verdicts, nodes sharing a state) and collects the distinct exact checks left, which
+        then run together, spread over the CPUs (``fanout.py``)."""
         pod = args.pod
         shape = pod_shape(args.pod_spec)
         facts = pod_facts(pod)
         sentence = pod_sentence(pod)
         oldest = nodes.clock() - config.stale_after
-        verdicts: dict[str, Verdict] = {}
-        shared: dict[tuple[object, ...], Verdict] = {}
+        # Within one call the pod's shape is fixed: a node's state (its admission key, or
+        # the node itself when the pod or an assumed pod holds state there) and the assumed
+        # pods decide its verdict. An unchecked node is keyed by its name.
+        local: list[tuple[str, object]] = []
+        shared: dict[object, Verdict] = {}
+        refusals: dict[RuleOut, Verdict] = {}  # one verdict, so one FailedNodes line, per refusal
+        pending: dict[object, tuple[tuple[object, ...], Callable[[], Verdict], float]] = {}
         for name, entry in nodes.entries(args.node_names):
             prepared = None if entry is None else entry.prepared
             if entry is None or entry.received < oldest or not isinstance(prepared, PreparedNode):
-                verdicts[name] = unchecked(name, entry, oldest)
+                local.append((name, (name,)))
+                shared[(name,)] = unchecked(name, entry, oldest)
                 continue
             runs_here = pod.uid in prepared.held
             held: tuple[tuple[Pod, str], ...] = ()
@@ -207,19 +238,42 @@ def create_app(config: ExtenderConfig, store: NodeStore | None = None) -> Starle
             if entry.assumed:
                 held = tuple((p, s) for p, s in nodes.assumed_pods(entry) if p.uid != pod.uid)
                 own = own or any(p.uid in prepared.held for p, _ in held)
-            where: tuple[object, ...] = (name, entry.generation) if own else (prepared.key,)
-            key = (*where, tuple((p.uid, s) for p, s in held), shape)
-            verdict = shared.get(key)
-            if verdict is None:
-                refused = rule_out(prepared.summary, facts, runs_here=runs_here)
-                if refused is not None:
-                    verdict = ruled_out(refused)
-                else:
-                    exact = partial(judge, prepared, pod, assumed=[p for p, _ in held])
-                    verdict = nodes.cached(key, exact).about(sentence)
-                shared[key] = verdict
-            verdicts[name] = verdict
-        return verdicts
+            state: object = prepared.key
+            if own or held:
+                where = (name, entry.generation) if own else (prepared.key,)
+                state = (*where, tuple((p.uid, s) for p, s in held))
+            local.append((name, state))
+            if state in shared or state in pending:
+                continue
+            refused = rule_out(prepared.summary, facts, runs_here=runs_here)
+            if refused is not None:
+                verdict = refusals.get(refused)
+                if verdict is None:
+                    verdict = refusals[refused] = ruled_out(refused)
+                shared[state] = verdict
+                continue
+            key = (*(state if isinstance(state, tuple) else (state, ())), shape)
+            found = nodes.lookup(key)
+            if found is not None:
+                shared[state] = found.about(sentence)
+                continue
+            assumed = [p for p, _ in held]
+            cost = float(len(prepared.restored.topology.all_cpus) * (1 + len(assumed)))
+            pending[state] = (key, partial(judge, prepared, pod, assumed=assumed), cost)
+        if pending:
+            checks = list(pending.values())
+            results, counts = fanout.run(
+                [task for _, task, _ in checks],
+                result_type=Verdict,
+                costs=[cost for _, _, cost in checks],
+            )
+            metrics.checks.labels("child").inc(counts.in_children)
+            metrics.checks.labels("process").inc(counts.in_process)
+            metrics.child_failures.inc(counts.child_failures)
+            for state, (key, _, _), verdict in zip(pending, checks, results, strict=True):
+                nodes.remember(key, verdict)
+                shared[state] = verdict.about(sentence)
+        return {name: shared[state] for name, state in local}
 
     async def filter_verb(request: Request) -> Response:
         raw = await _body(request, config.max_body)

@@ -155,13 +155,14 @@ class NodeStore:
                 if entry is not None:
                     entry.assumed.pop(uid, None)
 
-    def cached(self, key: tuple[object, ...], compute: Callable[[], Verdict]) -> Verdict:
-        """The verdict under ``key`` (see the module docstring), computed once."""
+    def lookup(self, key: tuple[object, ...]) -> Verdict | None:
+        """The verdict cached under ``key`` (see the module docstring), if any."""
         with self.lock:
-            found = self._cache.get(key)
-            if found is None:
-                found = compute()
-                if len(self._cache) >= _CACHE_LIMIT:
-                    self._cache.clear()
-                self._cache[key] = found
-            return found
+            return self._cache.get(key)
+
+    def remember(self, key: tuple[object, ...], verdict: Verdict) -> None:
+        """Cache ``verdict`` under ``key``; past the cache's limit it starts afresh."""
+        with self.lock:
+            if len(self._cache) >= _CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[key] = verdict

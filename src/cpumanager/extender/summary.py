@@ -8,6 +8,8 @@ pools the summary counts, and the fit predicate counts them on top of the active
 
 1. **Fit**: the kubelet's resource-fit predicate (``nodeanswers.fit``) on the active pods'
    summed requests and number. It runs last in the exact check, on at least these pods.
+   The node's free amounts are kept in the summary, so a pod that fits costs a few
+   comparisons (:func:`fits`); the predicate's own words are built only for a refusal.
 2. **Free exclusive CPUs** (static policy): every container with exclusive CPUs takes them
    from the default set minus the reserved CPUs (init containers lend theirs to later
    containers of the same pod, and those came from the same pool), and the app containers
@@ -31,7 +33,7 @@ every rule against the exact check over random nodes and pods.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cpumanager.core.policy.static import StaticPolicy
 from cpumanager.core.workload import (
@@ -44,7 +46,17 @@ from cpumanager.manager.node import build_cpu_policy
 from cpumanager.nodeanswers.fit import Allocatable, fit_failures, pod_requests
 from cpumanager.nodeanswers.restore import RestoredState
 
-__all__ = ["CPUNeeds", "NodeSummary", "PodFacts", "RuleOut", "pod_facts", "rule_out", "summarise"]
+__all__ = [
+    "CPUNeeds",
+    "NodeSummary",
+    "PodFacts",
+    "RuleOut",
+    "compared_requests",
+    "fits",
+    "pod_facts",
+    "rule_out",
+    "summarise",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +71,8 @@ class NodeSummary:
     pod_scope: bool
     pod_level_resources: bool  # the PodLevelResources gate
     smt_group: int = 0  # CPUs per core under full-pcpus-only; 0: the rule does not apply
+    pods_left: int = 0  # allocatable pods minus the active pods
+    free: Mapping[str, int] = field(default_factory=dict)  # allocatable minus used
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +91,7 @@ class PodFacts:
 
     wanted: Mapping[str, int]
     needs: Mapping[bool, CPUNeeds | None]  # by gate value; None: no exclusive CPUs
+    checked: tuple[tuple[str, int], ...] = ()  # the requests the fit predicate compares
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,9 +115,32 @@ def _needs(pod: Pod, gate: bool) -> CPUNeeds | None:
     return CPUNeeds(largest, apps, peak, tuple(c for c in counts if c))
 
 
+def compared_requests(wanted: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
+    """The requests ``fit_failures`` compares with the node's free amounts (cpu, memory,
+    then extended resources; none when the pod requests nothing), zeros left out."""
+    if not any(wanted.values()):
+        return ()
+    extended = sorted(n for n in wanted if n not in ("cpu", "memory", "ephemeral-storage", "pods"))
+    return tuple((n, wanted.get(n, 0)) for n in ("cpu", "memory", *extended) if wanted.get(n, 0))
+
+
 def pod_facts(pod: Pod) -> PodFacts:
     """The pod's requests and exclusive CPU needs (module docstring)."""
-    return PodFacts(pod_requests(pod), {True: _needs(pod, True), False: _needs(pod, False)})
+    wanted = pod_requests(pod)
+    needs = {True: _needs(pod, True), False: _needs(pod, False)}
+    return PodFacts(wanted, needs, compared_requests(wanted))
+
+
+def fits(summary: NodeSummary, facts: PodFacts) -> bool:
+    """``fit_failures`` finds nothing (the pod count and every compared request fit), without
+    building its failures: most nodes fit, and this runs for each of them on every call."""
+    if summary.pods_left < 1:
+        return False
+    free = summary.free
+    for name, request in facts.checked:  # noqa: SIM110 - a loop costs less than all() here
+        if request > free.get(name, 0):
+            return False
+    return True
 
 
 def summarise(restored: RestoredState, allocatable: Allocatable) -> NodeSummary:
@@ -123,23 +161,27 @@ def summarise(restored: RestoredState, allocatable: Allocatable) -> NodeSummary:
             numa_free = tuple(
                 len(free & topology.cpus_in_numa_nodes((n,))) for n in topology.cpu_numa_ids()
             )
+    used, count, table = restored.usage, len(restored.active), allocatable.allocatable
+    headroom = {name: table.get(name, 0) - used.get(name, 0) for name in {*table, *used}}
     return NodeSummary(
-        restored.usage,
-        len(restored.active),
+        used,
+        count,
         allocatable,
         exclusive_free,
         numa_free,
         kubelet.topology_manager_scope == "pod",
         gate,
         smt_group,
+        table.get("pods", 0) - count,
+        headroom,
     )
 
 
 def rule_out(summary: NodeSummary, facts: PodFacts, *, runs_here: bool) -> RuleOut | None:
     """The first rule that refuses the pod on this node, or None (module docstring)."""
-    failures = fit_failures(facts.wanted, summary.used, summary.count, summary.allocatable)
-    if failures:
-        first = failures[0]
+    if not fits(summary, facts):
+        failures = fit_failures(facts.wanted, summary.used, summary.count, summary.allocatable)
+        first = failures[0]  # fits() is False exactly when there is one (tests)
         return RuleOut(first.reason, first.message, f"{first.resource} headroom")
     needs = facts.needs[summary.pod_level_resources]
     if runs_here or needs is None or summary.exclusive_free is None:
