@@ -212,6 +212,8 @@ def test_corrupted_files_read_alike() -> None:
         _file("static", "1,3,5-7", {"a": {"c": "2,4", "d": "8-9,11"}}),
         # keys with spaces, colons, brackets: go-spew prints them raw
         _file("static", "0", {"p q": {"c:d": "1"}, "[x]": {"a=b": "2"}}),
+        # commas inside keys stay (a comma after a quote or a brace separates entries)
+        _file("static", "0", {"p,q": {"c,": "1", "d,e": "2"}, "x,": {"y,,": "3,5"}}),
     ],
 )
 def test_edge_files(data: bytes) -> None:
@@ -227,8 +229,14 @@ def test_edge_files(data: bytes) -> None:
         _file("static", "0", {"p": {"c": ""}}),  # an empty set: the exact parser
         _file("static", "x", {"p": {"c": "1"}}),  # a bad default set
         _file("static", "0-3", None),  # hashed with nil entries: every kubelet refuses it
-        _file("static", "0", {"p,q": {"c": "1"}}),  # a comma in a key: the spew differs
-        _file("static", "0", {"p}": {"c": "1"}}),
+        _file("static", "0", {"p}": {"c": "1"}}),  # a brace in a key: the exact path
+        _file("static", "0", {"p": {"{c": "1"}}),
+        _file("static", "0", {",p": {"c": "1"}}),  # a key led by a comma: the exact path
+        # escapes (the scanner writes them back alike): the exact path, checked or not
+        _file("static", "0", {'p"q': {"c": "1"}}),
+        _file("static", "0", {"p": {"c\\d\n": "1"}}),
+        b'{"policyName":"static","defaultCpuSet":"0","entries":{"p\\"":{"c":"1"}},"checksum":0}',
+        _file("static", "0", {"p": {"c": "1", ",d": "2"}}),
         b'{"policyName":"static","defaultCpuSet":"0","entries":{"p":{"c":"1"}},"checksum":1}',
     ],
 )

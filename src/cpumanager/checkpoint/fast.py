@@ -32,8 +32,9 @@ import json
 import operator
 import re
 from collections import deque
-from collections.abc import Mapping
-from itertools import repeat
+from collections.abc import Callable, Mapping
+from itertools import compress, repeat
+from typing import Any
 
 from cpumanager.checkpoint.checksum import fnv1a_32
 from cpumanager.checkpoint.model import CheckpointV2
@@ -41,9 +42,12 @@ from cpumanager.core.bitset import IntBitSet
 from cpumanager.core.cpuset import MAX_CHECKPOINT_CPU_ID, CPUSet
 
 __all__ = [
+    "SORTED",
     "PlainV2",
+    "c_json",
     "cached_cpu_set",
     "clear_caches",
+    "cpu_texts",
     "decode_v2",
     "decode_v2_plain",
     "encode_v2",
@@ -51,6 +55,8 @@ __all__ = [
     "plain_assignments",
     "remember_cpu_set",
     "spew_entries",
+    "spew_applies",
+    "spew_written",
 ]
 
 # (policy name, default CPU list, entries, checksum) of a verified plain V2 file.
@@ -88,6 +94,45 @@ _STRUCTURE = {
 _RANGES = re.compile(r"[0-9]{1,5}(?:-[0-9]{1,5})?(?:,[0-9]{1,5}(?:-[0-9]{1,5})?)*")
 
 _sets: dict[str, CPUSet] = {}
+_SPEW_TABLE = bytes.maketrans(b"}", b"]")
+_COMMA_LED = re.compile(rb'[{,]",')  # a key (or value) led by a comma, in compact JSON
+_PREFIX_BYTES = _PREFIX.encode()
+_DEFAULT_BYTES = b" DefaultCPUSet:(string)"
+_ENTRIES_BYTES = _ENTRY_TYPE.encode()
+_SUFFIX_BYTES = _SUFFIX.encode()
+
+SORTED = 0x20  # orjson.OPT_SORT_KEYS
+JSONLoads = Callable[[bytes | str], Any]
+JSONDumps = Callable[..., bytes]
+_loads: JSONLoads | None = None
+_dumps: JSONDumps | None = None
+
+
+def c_json() -> tuple[JSONLoads, JSONDumps]:
+    """orjson's scanner and writer (pinned; C, several times the standard library's speed).
+
+    Resolved on first use (importing orjson costs a short command's start). Without it the
+    standard library does the same: both read ASCII without a backslash alike, and
+    ``dumps(value, option=SORTED)`` is compact JSON with every map's keys sorted.
+    """
+    global _loads, _dumps
+    if _loads is None or _dumps is None:
+        try:
+            import orjson
+        except ImportError:  # pragma: no cover - a broken install still gives the same bytes
+            _loads, _dumps = json.loads, _json_dumps
+        else:
+            _loads, _dumps = orjson.loads, orjson.dumps
+    return _loads, _dumps
+
+
+def _json_dumps(value: object, option: int) -> bytes:
+    """orjson's sorted, compact writing with the standard library (no orjson installed)."""
+    assert option == SORTED
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return text.encode("utf-8", "surrogatepass")
+
+
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
@@ -120,6 +165,7 @@ _DECODER = json.JSONDecoder(
 
 _new_set = object.__new__
 _set_bits = IntBitSet.__dict__["_bits"].__set__  # the slot itself: no immutability guard
+_get_bits = IntBitSet.__dict__["_bits"].__get__
 
 
 def parse_plain_range(text: str) -> CPUSet | None:
@@ -188,6 +234,41 @@ def plain_assignments(
     }
 
 
+_ids: list[str] = []  # str(i) for the usual ids, made on first use
+_IDS_LISTED = 8192
+
+
+def cpu_texts(sets: list[CPUSet]) -> list[str]:
+    """``list(map(str, sets))``, in bulk when every set is one run of ids (the usual case).
+
+    ``str`` runs Python code per set; here a few ``map`` over C functions do the work. A
+    set of ``count`` ids whose highest is ``top - 1`` is at most ``(1 << top) - (1 << low)``
+    with ``low = top - count`` (the largest int of that length and bit count), equal only
+    when it is the run ``low .. top - 1``: equal sums prove every set a run.
+    """
+    if not _ids:
+        _ids.extend(map(str, range(_IDS_LISTED)))
+    bits = list(map(_get_bits, sets))
+    tops = list(map(int.bit_length, bits))
+    counts = list(map(int.bit_count, bits))
+    if not sets or max(tops) >= _IDS_LISTED or 0 in counts:
+        return list(map(str, sets))
+    lows = list(map(operator.sub, tops, counts))
+    runs = map(
+        operator.sub, map(operator.lshift, repeat(1), tops), map(operator.lshift, repeat(1), lows)
+    )
+    if sum(bits) != sum(runs):
+        return list(map(str, sets))
+    highs = map(_ids.__getitem__, map(operator.sub, tops, repeat(1)))
+    texts = list(
+        map(operator.add, map(operator.add, map(_ids.__getitem__, lows), repeat("-")), highs)
+    )
+    if 1 in counts:  # single ids: "a", not "a-a"
+        for index in compress(range(len(texts)), map(operator.eq, counts, repeat(1))):
+            texts[index] = _ids[lows[index]]
+    return texts
+
+
 def cached_cpu_set(text: str) -> CPUSet | None:
     """A CPU list parsed before (by the exact parser), or None."""
     return _sets.get(text)
@@ -243,17 +324,59 @@ def encode_v2(policy: str, default: str, entries: Mapping[str, Mapping[str, str]
         checksum = _checksum(policy, default, "map[]")
         head = f'{{"policyName":"{policy}","defaultCpuSet":"{default}"'
         return f'{head},"checksum":{checksum}}}'.encode()
-    body = _ENCODER.encode(entries)
-    if not _plain(body):
+    dumps = _dumps or c_json()[1]
+    try:
+        body = dumps(entries, option=SORTED)
+    except TypeError:  # orjson's error for what it cannot write (a key not a str, ...)
         return None
-    spewed = spew_entries(body)
-    if spewed is None:
+    if not body.isascii():
         return None
-    checksum = _checksum(policy, default, spewed)
-    return (
-        f'{{"policyName":"{policy}","defaultCpuSet":"{default}","entries":{body},'
-        f'"checksum":{checksum}}}'
-    ).encode()
+    if spew_applies(body, len(entries)):
+        spewed = spew_written(body)
+    elif b"\\" in body or b"<" in body or b">" in body or b"&" in body:
+        return None
+    else:  # a key holding a brace or led by a comma: piece by piece
+        pieces = spew_entries(body.decode("ascii"))
+        if pieces is None:
+            return None
+        spewed = pieces.encode("ascii")
+    policy_bytes = policy.encode()
+    default_bytes = default.encode()
+    checksum = fnv1a_32(
+        b"".join((_PREFIX_BYTES, policy_bytes, _DEFAULT_BYTES, default_bytes, _ENTRIES_BYTES))
+        + spewed
+        + _SUFFIX_BYTES
+    )
+    return b'{"policyName":"%b","defaultCpuSet":"%b","entries":%b,"checksum":%d}' % (
+        policy_bytes,
+        default_bytes,
+        body,
+        checksum,
+    )
+
+
+def spew_applies(body: bytes, pods: int) -> bool:
+    """Whether :func:`spew_written` renders ``body``, compact JSON of ``pods`` pods.
+
+    Deleting braces and what json.Marshal escapes (a backslash stands for the control
+    characters orjson writes escaped) removes exactly the 2 braces per pod and the 2 around
+    when no string holds any of them; and no key may be led by a comma.
+    """
+    structure = len(body) - len(body.translate(None, b"{}\\<>&"))
+    return structure == 2 * pods + 2 and _COMMA_LED.search(body) is None
+
+
+def spew_written(body: bytes) -> bytes:
+    """go-spew's rendering of the entries written as ``body``: sorted, compact, no escapes.
+
+    With every quote a delimiter, no key holding ``{`` or ``}`` and none led by a comma
+    (:func:`spew_applies`), the structure turns into go-spew's by whole-text passes: ``{`` is
+    ``map[``, ``}`` is ``]``, quotes go, and a comma between entries is a space: one that
+    follows a ``"`` or a ``}`` (a comma inside a CPU list follows a digit; one inside a
+    key follows neither).
+    """
+    spaced = body.replace(b'",', b'" ').replace(b"},", b"} ")
+    return spaced.translate(_SPEW_TABLE, b'"').replace(b"{", b"map[")
 
 
 def decode_v2_plain(data: bytes) -> PlainV2 | None:

@@ -12,24 +12,26 @@ compares it with the generic reader on generated and corrupted files.
 
 from __future__ import annotations
 
-import json
-import json.scanner
 import operator
 import re
 from collections import deque
 from collections.abc import Mapping
 from functools import reduce
-from itertools import accumulate, chain, compress, islice, repeat
+from itertools import chain, compress, islice, repeat
 from types import MappingProxyType
 
 from cpumanager.checkpoint.checksum import fnv1a_32
 from cpumanager.checkpoint.fast import (
-    _ENTRY_TYPE,
-    _PREFIX,
-    _SUFFIX,
-    _UINT64_MAX,
+    _DEFAULT_BYTES,
+    _ENTRIES_BYTES,
+    _PREFIX_BYTES,
+    _SUFFIX_BYTES,
+    SORTED,
     _new_set,
     _set_bits,
+    c_json,
+    spew_applies,
+    spew_written,
 )
 from cpumanager.core.cpuset import MAX_CHECKPOINT_CPU_ID, CPUSet
 
@@ -38,8 +40,8 @@ __all__ = ["ReadV2", "read_v2"]
 # What :func:`read_v2` hands over: policy name, default set, assignments (read-only, sorted).
 ReadV2 = tuple[str, CPUSet, Mapping[str, Mapping[str, CPUSet]]]
 
-# The file as json.Marshal writes it; the entries object is checked once scanned: its
-# length proves it compact, unescaped and free of duplicate keys (see _read_entries).
+# The file as json.Marshal writes it; the entries object is checked once scanned: written
+# back, it must give its own text (see _read_entries).
 _WRITTEN = re.compile(
     rb'\{"policyName":"([^"\\]*)","defaultCpuSet":"([^"\\]*)","entries":(\{.*\}),'
     rb'"checksum":(0|[1-9][0-9]{0,19})\}',
@@ -51,19 +53,9 @@ _WRITTEN_EMPTY = re.compile(
     rb'\{"policyName":"([ !#-\[\]-~]*)","defaultCpuSet":"([ !#-\[\]-~]*)",'
     rb'"checksum":(0|[1-9][0-9]{0,19})\}'
 )
-# The C scanner behind json.loads, called directly: json.loads spends longer in its Python
-# wrapper (encoding detection, whitespace checks) than in the scan on a small file.
-_SCAN = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]
-_PREFIX_BYTES = _PREFIX.encode()
-_DEFAULT_BYTES = b" DefaultCPUSet:(string)"
-_ENTRIES_BYTES = _ENTRY_TYPE.encode()
-_SUFFIX_BYTES = _SUFFIX.encode()
 _DIGITS = b"0123456789"
 # A separator between two ids: ',' starts a new element (1), '-' continues a range (0).
 _ELEMENT_STARTS = bytes.maketrans(b",-", b"\x01\x00")
-# go-spew's spelling of the JSON structure left once quotes go: '}' is ']', '"' is nothing
-_SPEW_TABLE = bytes.maketrans(b"}", b"]")
-_SPEW_ALL = bytes.maketrans(b"},", b"] ")  # when every comma is between entries
 # The bits of a run of w + 1 CPUs, for the usual short runs (a dict: no negative indexes).
 _RUNS = {width: (2 << width) - 1 for width in range(256)}
 _EMPTY = CPUSet()
@@ -102,44 +94,33 @@ def read_v2(data: bytes) -> ReadV2 | None:
 
 
 def _read_entries(data: bytes, found: re.Match[bytes]) -> ReadV2 | None:
-    text = data.decode("ascii")
+    loads, dumps = c_json()
     try:
-        tree, end = _SCAN(text, 0)
-    except (ValueError, RecursionError, StopIteration):
-        return None
-    if end != len(text):
+        tree = loads(data)
+    except ValueError:  # orjson's errors, recursion depth included, are ValueErrors
         return None
     entries = tree["entries"]
-    if type(entries) is not dict or not entries:
-        return None
-    pods = list(entries)
+    checksum = tree["checksum"]
+    if type(entries) is not dict or not entries or type(checksum) is not int:
+        return None  # a checksum past 64 bits reads as a float
     inners = list(entries.values())
     try:  # dict.values refuses anything but a dict, str.join anything but strings
         values = list(chain.from_iterable(map(dict.values, inners)))
         lists_text = ",".join(values)
     except TypeError:
         return None  # a null, number, list or string where Go wants an object or a string
-    counts = list(map(len, inners))
-    names = list(chain.from_iterable(inners))
-    pods_text = "".join(pods)
-    names_text = "".join(names)
-    # The compact text of what was scanned, {"P":{"N":"V",...},...}, has exactly this
-    # length. Whitespace, an escape or a key given twice (Go merges or overrides; the
-    # scanner keeps the last) would make the text longer.
-    filled = sum(map(bool, counts))
-    parts = len(pods_text) + len(names_text) + len(lists_text) + 6 * len(pods) - filled
-    if len(found[3]) != parts + (5 * len(values) + 2 if values else 1):
+    body = found[3]
+    # What json.Marshal writes for what was scanned (compact, every map sorted) is the
+    # entries' text itself: no whitespace, no escape, no key given twice (Go merges or
+    # overrides; the scanner keeps the last), pods and containers in Go's order.
+    if dumps(entries, option=SORTED) != body:
         return None
-    checksum = tree["checksum"]
-    if checksum > _UINT64_MAX or not _sorted(pods, names, counts):
+    # no escape (Go and the scanner read them alike, but the checksum's text is made by
+    # replaces): braces only as structure, no key led by a comma, no backslash
+    if not spew_applies(body, len(inners)):
         return None
-    if checksum != 0:
-        for mark in "{},":  # keys holding none of these keep the structure apart (spew)
-            if mark in pods_text or mark in names_text:
-                return None
-        spewed = _spew_written(found[3], "," in lists_text)
-        if checksum != _checksum_of(found[1], found[2], spewed):
-            return None
+    if checksum != 0 and checksum != _checksum_of(found[1], found[2], spew_written(body)):
+        return None
     default_text = tree["defaultCpuSet"]
     if default_text:
         joined = f"{lists_text},{default_text}" if values else default_text
@@ -153,40 +134,15 @@ def _read_entries(data: bytes, found: re.Match[bytes]) -> ReadV2 | None:
     default = sets[-1] if default_text else _EMPTY
     # the scanner built fresh dicts that nothing else holds: put the sets in place
     remaining = iter(sets)
+    counts = map(len, inners)
     deque(map(dict.update, inners, map(zip, inners, map(islice, repeat(remaining), counts))), 0)
-    entries.update(zip(pods, map(MappingProxyType, inners), strict=True))
+    entries.update(zip(entries, map(MappingProxyType, inners), strict=True))
     return tree["policyName"], default, MappingProxyType(entries)
 
 
 def _checksum_of(policy: bytes, default: bytes, spewed: bytes) -> int:
     parts = (_PREFIX_BYTES, policy, _DEFAULT_BYTES, default, _ENTRIES_BYTES, spewed, _SUFFIX_BYTES)
     return fnv1a_32(b"".join(parts))
-
-
-def _sorted(pods: list[str], names: list[str], counts: list[int]) -> bool:
-    """Pods strictly ascending, and each pod's container names (Go's json.Marshal order)."""
-    if not all(map(operator.lt, pods, islice(pods, 1, None))):
-        return False
-    order = list(map(operator.lt, names, islice(names, 1, None)))
-    last = len(names)
-    for end in accumulate(counts):  # the pair across two pods is not compared
-        if 0 < end < last:
-            order[end - 1] = True
-    return all(order)
-
-
-def _spew_written(body: bytes, commas_in_lists: bool) -> bytes:
-    """go-spew's rendering of the entries written as ``body``: sorted, compact, no escapes.
-
-    With every quote a delimiter and no key holding ``{``, ``}`` or ``,``, the structure
-    turns into go-spew's by whole-text passes: ``{`` is ``map[``, ``}`` is ``]``, quotes
-    go, and a comma between entries is a space (one that follows a ``"`` or a ``}``; a
-    comma inside a CPU list follows a digit).
-    """
-    if not commas_in_lists:
-        return body.translate(_SPEW_ALL, b'"').replace(b"{", b"map[")
-    spaced = body.replace(b'",', b'" ').replace(b"},", b"} ")
-    return spaced.translate(_SPEW_TABLE, b'"').replace(b"{", b"map[")
 
 
 def _cpu_masks(joined: str, lists: list[str]) -> list[int] | None:
@@ -202,16 +158,14 @@ def _cpu_masks(joined: str, lists: list[str]) -> list[int] | None:
     separators = joined.encode().translate(None, _DIGITS)
     if separators.translate(None, b",-") or b"--" in separators:
         return None
-    listed = f"[{joined.replace('-', ',')}]"
     try:
-        ids, end = _SCAN(listed, 0)
-    except (ValueError, StopIteration):
+        ids = c_json()[0](f"[{joined.replace('-', ',')}]")
+    except ValueError:
         return None  # an empty element or id, a leading zero
-    if end != len(listed) or not ids:
+    # digits and commas only: ints, or floats past 64 bits (also past the bound)
+    if not ids or max(ids) > MAX_CHECKPOINT_CPU_ID:
         return None
     if b"-" not in separators:  # single ids only
-        if max(ids) > MAX_CHECKPOINT_CPU_ID:
-            return None
         masks = list(map(operator.lshift, repeat(1), ids))
     else:
         if separators[:1] == b"-" and separators[-1:] == b"-" and b",," not in separators:
@@ -220,8 +174,6 @@ def _cpu_masks(joined: str, lists: list[str]) -> list[int] | None:
             flags = separators.translate(_ELEMENT_STARTS)
             starts = list(compress(ids, b"\x01" + flags))
             ends = list(compress(ids, flags + b"\x01"))
-        if max(ends) > MAX_CHECKPOINT_CPU_ID:
-            return None
         widths = map(operator.sub, ends, starts)
         try:  # a run of width w (end - start) is _RUNS[w]; a wide or reversed one is not there
             masks = list(map(operator.lshift, map(_RUNS.__getitem__, widths), starts))
