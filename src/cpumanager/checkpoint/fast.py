@@ -33,7 +33,7 @@ import operator
 import re
 from collections import deque
 from collections.abc import Callable, Mapping
-from itertools import compress, repeat
+from itertools import repeat
 from typing import Any
 
 from cpumanager.checkpoint.checksum import fnv1a_32
@@ -47,7 +47,6 @@ __all__ = [
     "c_json",
     "cached_cpu_set",
     "clear_caches",
-    "cpu_texts",
     "decode_v2",
     "decode_v2_plain",
     "encode_v2",
@@ -165,7 +164,6 @@ _DECODER = json.JSONDecoder(
 
 _new_set = object.__new__
 _set_bits = IntBitSet.__dict__["_bits"].__set__  # the slot itself: no immutability guard
-_get_bits = IntBitSet.__dict__["_bits"].__get__
 
 
 def parse_plain_range(text: str) -> CPUSet | None:
@@ -232,41 +230,6 @@ def plain_assignments(
         pod: dict(zip(containers, remaining, strict=False))  # type: ignore[arg-type]
         for pod, containers in entries.items()
     }
-
-
-_ids: list[str] = []  # str(i) for the usual ids, made on first use
-_IDS_LISTED = 8192
-
-
-def cpu_texts(sets: list[CPUSet]) -> list[str]:
-    """``list(map(str, sets))``, in bulk when every set is one run of ids (the usual case).
-
-    ``str`` runs Python code per set; here a few ``map`` over C functions do the work. A
-    set of ``count`` ids whose highest is ``top - 1`` is at most ``(1 << top) - (1 << low)``
-    with ``low = top - count`` (the largest int of that length and bit count), equal only
-    when it is the run ``low .. top - 1``: equal sums prove every set a run.
-    """
-    if not _ids:
-        _ids.extend(map(str, range(_IDS_LISTED)))
-    bits = list(map(_get_bits, sets))
-    tops = list(map(int.bit_length, bits))
-    counts = list(map(int.bit_count, bits))
-    if not sets or max(tops) >= _IDS_LISTED or 0 in counts:
-        return list(map(str, sets))
-    lows = list(map(operator.sub, tops, counts))
-    runs = map(
-        operator.sub, map(operator.lshift, repeat(1), tops), map(operator.lshift, repeat(1), lows)
-    )
-    if sum(bits) != sum(runs):
-        return list(map(str, sets))
-    highs = map(_ids.__getitem__, map(operator.sub, tops, repeat(1)))
-    texts = list(
-        map(operator.add, map(operator.add, map(_ids.__getitem__, lows), repeat("-")), highs)
-    )
-    if 1 in counts:  # single ids: "a", not "a-a"
-        for index in compress(range(len(texts)), map(operator.eq, counts, repeat(1))):
-            texts[index] = _ids[lows[index]]
-    return texts
 
 
 def cached_cpu_set(text: str) -> CPUSet | None:
