@@ -26,6 +26,7 @@ from cpumanager.checkpoint.fast import (
     _ENTRIES_BYTES,
     _PREFIX_BYTES,
     _SUFFIX_BYTES,
+    _UINT64_MAX,
     SORTED,
     _new_set,
     _set_bits,
@@ -40,10 +41,11 @@ __all__ = ["ReadV2", "read_v2"]
 # What :func:`read_v2` hands over: policy name, default set, assignments (read-only, sorted).
 ReadV2 = tuple[str, CPUSet, Mapping[str, Mapping[str, CPUSet]]]
 
-# The file as json.Marshal writes it; the entries object is checked once scanned: written
+# The file as json.Marshal writes it, the two strings printable ASCII without '"' or '\\'
+# (JSON strings as they are read); the entries object is checked once scanned: written
 # back, it must give its own text (see _read_entries).
 _WRITTEN = re.compile(
-    rb'\{"policyName":"([^"\\]*)","defaultCpuSet":"([^"\\]*)","entries":(\{.*\}),'
+    rb'\{"policyName":"([ !#-\[\]-~]*)","defaultCpuSet":"([ !#-\[\]-~]*)","entries":(\{.*\}),'
     rb'"checksum":(0|[1-9][0-9]{0,19})\}',
     re.DOTALL,
 )
@@ -54,6 +56,8 @@ _WRITTEN_EMPTY = re.compile(
     rb'"checksum":(0|[1-9][0-9]{0,19})\}'
 )
 _DIGITS = b"0123456789"
+# The separators between the ids of "a-b" elements only ("-,-,...,-"), for up to 4,096.
+_ALTERNATING = b"-," * 4096
 # A separator between two ids: ',' starts a new element (1), '-' continues a range (0).
 _ELEMENT_STARTS = bytes.maketrans(b",-", b"\x01\x00")
 # The bits of a run of w + 1 CPUs, for the usual short runs (a dict: no negative indexes).
@@ -77,7 +81,7 @@ def read_v2(data: bytes) -> ReadV2 | None:
         return None
     found = _WRITTEN.fullmatch(data)
     if found is not None:
-        return _read_entries(data, found)
+        return _read_entries(found)
     empty = _WRITTEN_EMPTY.fullmatch(data)
     if empty is None:
         return None
@@ -93,35 +97,32 @@ def read_v2(data: bytes) -> ReadV2 | None:
     return policy.decode(), CPUSet.from_bits(masks[0]), MappingProxyType({})
 
 
-def _read_entries(data: bytes, found: re.Match[bytes]) -> ReadV2 | None:
+def _read_entries(found: re.Match[bytes]) -> ReadV2 | None:
     loads, dumps = c_json()
+    body = found[3]
     try:
-        tree = loads(data)
+        entries = loads(body)
     except ValueError:  # orjson's errors, recursion depth included, are ValueErrors
         return None
-    entries = tree["entries"]
-    checksum = tree["checksum"]
-    if type(entries) is not dict or not entries or type(checksum) is not int:
-        return None  # a checksum past 64 bits reads as a float
+    checksum = int(found[4])
+    if type(entries) is not dict or not entries or checksum > _UINT64_MAX:
+        return None
     inners = list(entries.values())
     try:  # dict.values refuses anything but a dict, str.join anything but strings
         values = list(chain.from_iterable(map(dict.values, inners)))
         lists_text = ",".join(values)
     except TypeError:
         return None  # a null, number, list or string where Go wants an object or a string
-    body = found[3]
     # What json.Marshal writes for what was scanned (compact, every map sorted) is the
-    # entries' text itself: no whitespace, no escape, no key given twice (Go merges or
-    # overrides; the scanner keeps the last), pods and containers in Go's order.
-    if dumps(entries, option=SORTED) != body:
-        return None
-    # no escape (Go and the scanner read them alike, but the checksum's text is made by
-    # replaces): braces only as structure, no key led by a comma, no backslash
-    if not spew_applies(body, len(inners)):
+    # entries' text itself: no whitespace, no key given twice (Go merges or overrides; the
+    # scanner keeps the last), pods and containers in Go's order. No escape either (Go and
+    # the scanner read them alike, but the checksum's text is made by replaces): braces
+    # only as structure, no key led by a comma, no backslash.
+    if dumps(entries, option=SORTED) != body or not spew_applies(body, len(inners)):
         return None
     if checksum != 0 and checksum != _checksum_of(found[1], found[2], spew_written(body)):
         return None
-    default_text = tree["defaultCpuSet"]
+    default_text = found[2].decode()
     if default_text:
         joined = f"{lists_text},{default_text}" if values else default_text
         masks = _cpu_masks(joined, [*values, default_text])
@@ -132,12 +133,12 @@ def _read_entries(data: bytes, found: re.Match[bytes]) -> ReadV2 | None:
     sets = list(map(_new_set, repeat(CPUSet, len(masks))))
     deque(map(_set_bits, sets, masks), maxlen=0)
     default = sets[-1] if default_text else _EMPTY
-    # the scanner built fresh dicts that nothing else holds: put the sets in place
-    remaining = iter(sets)
-    counts = map(len, inners)
-    deque(map(dict.update, inners, map(zip, inners, map(islice, repeat(remaining), counts))), 0)
-    entries.update(zip(entries, map(MappingProxyType, inners), strict=True))
-    return tree["policyName"], default, MappingProxyType(entries)
+    remaining = iter(sets)  # zip stops at the end of each pod's names, taking no extra set
+    assignments = {
+        pod: MappingProxyType(dict(zip(names, remaining, strict=False)))
+        for pod, names in entries.items()
+    }
+    return found[1].decode(), default, MappingProxyType(assignments)
 
 
 def _checksum_of(policy: bytes, default: bytes, spewed: bytes) -> int:
@@ -156,7 +157,9 @@ def _cpu_masks(joined: str, lists: list[str]) -> list[int] | None:
     Overlapping or unsorted elements are fine, as in Go's cpuset.
     """
     separators = joined.encode().translate(None, _DIGITS)
-    if separators.translate(None, b",-") or b"--" in separators:
+    count = len(separators)
+    ranges = count & 1 and separators == _ALTERNATING[:count]  # "a-b" elements only
+    if not ranges and (separators.translate(None, b",-") or b"--" in separators):
         return None
     try:
         ids = c_json()[0](f"[{joined.replace('-', ',')}]")
@@ -168,7 +171,9 @@ def _cpu_masks(joined: str, lists: list[str]) -> list[int] | None:
     if b"-" not in separators:  # single ids only
         masks = list(map(operator.lshift, repeat(1), ids))
     else:
-        if separators[:1] == b"-" and separators[-1:] == b"-" and b",," not in separators:
+        if ranges or (
+            separators[:1] == b"-" and separators[-1:] == b"-" and b",," not in separators
+        ):
             starts, ends = ids[0::2], ids[1::2]  # ranges only: "-" and "," alternate
         else:
             flags = separators.translate(_ELEMENT_STARTS)
