@@ -105,18 +105,19 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--profile", action="store_true", help="cProfile one round")
     parser.add_argument("--sort", default="tottime")
+    parser.add_argument("--top", type=int, default=40)
     args = parser.parse_args()
     start = time.perf_counter()
     nodes = build(args.nodes)
     print(f"{len(nodes)} busy nodes prepared in {time.perf_counter() - start:.0f} s")
+    one_round(nodes, 0)  # warm the per-topology tables (kept with each node's topology)
     if args.profile:
         profiler = cProfile.Profile()
         profiler.enable()
-        one_round(nodes, 0)
+        one_round(nodes, 1)
         profiler.disable()
-        pstats.Stats(profiler).sort_stats(args.sort).print_stats(40)
+        pstats.Stats(profiler).sort_stats(args.sort).print_stats(args.top)
         return
-    one_round(nodes, 0)  # warm the per-topology tables
     rounds = [one_round(nodes, r + 1) for r in range(args.rounds)]
     print(f"us per judge, median of {args.rounds} rounds (wall / process CPU)")
     total_wall, total_cpu = [], []

@@ -7,7 +7,10 @@ with memory and disk disagreeing).
 
 Stale-state removal runs before every hint request, before every allocation and at the start
 of every reconcile pass, guarded only by "all pod sources ready"; an empty list of active
-pods releases everything (pods that exited while the manager was down).
+pods releases everything (pods that exited while the manager was down). Each check keeps a
+proof of its answer (``core/stale_state.py`` ``stale_keys_proved``), which lets the next
+one skip the work when the state, the container map and the head of the active list are
+the same values (the two checks of each admitted container, and trial copies of a node).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from cpumanager.core.policy.base import Policy, ReusableCPUs
 from cpumanager.core.reconcile import ContainerStatus, plan_updates
 from cpumanager.core.repair import repair_snapshot
 from cpumanager.core.restore import check_policy_name
-from cpumanager.core.stale_state import active_containers, stale_keys
+from cpumanager.core.stale_state import StaleProof, stale_keys_proved
 from cpumanager.core.state import StateSnapshot
 from cpumanager.core.workload import Container, Pod
 from cpumanager.errors import (
@@ -84,6 +87,7 @@ class CPUManager:
         self._sources_ready: Callable[[], bool] = lambda: True
         self._allocatable = CPUSet()
         self._started = False
+        self._stale_proof: StaleProof | None = None
 
     # --- lifecycle ---------------------------------------------------------------------
 
@@ -199,6 +203,7 @@ class CPUManager:
         twin._sources_ready = self._sources_ready
         twin._allocatable = self._allocatable
         twin._started = True
+        twin._stale_proof = self._stale_proof  # immutable; holds only for identical values
         return twin
 
     def _start_repaired(self, repaired: StateSnapshot) -> StateSnapshot:
@@ -362,8 +367,9 @@ class CPUManager:
         pods = list(self._active_pods())
         if admitting is not None:
             pods.append(admitting)
-        active = active_containers(pods)
-        stale = stale_keys(self._snapshot, self._container_map.keys(), active)
+        stale, self._stale_proof = stale_keys_proved(
+            self._stale_proof, self._snapshot, self._container_map, pods
+        )
         for key in stale:
             self._remove(key, reason="stale")
             # The kubelet visits every (pod, name, id) entry, so a container that restarted
