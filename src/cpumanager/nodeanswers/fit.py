@@ -21,6 +21,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import cast
 
 from cpumanager.core.devices import DeviceState
 from cpumanager.core.quantity import parse_quantity
@@ -80,7 +81,15 @@ def _amount(resource: str, value: Fraction) -> int:
 
 def pod_requests(pod: Pod) -> dict[str, int]:
     """The effective pod request per resource (PodRequests: containers, init peak, the
-    pod-level requests where given for cpu and memory, then the pod overhead added)."""
+    pod-level requests where given for cpu and memory, then the pod overhead added).
+    Computed once per pod object (``Pod._memo``: its fields are frozen); a new dict each call."""
+    found = pod._memo.get("fit requests")
+    if found is None:
+        found = pod._memo["fit requests"] = _pod_requests(pod)
+    return dict(cast(dict[str, int], found))
+
+
+def _pod_requests(pod: Pod) -> dict[str, int]:
     total = aggregate_container_requests(pod)
     for name in ("cpu", "memory"):
         if name in pod.requests:

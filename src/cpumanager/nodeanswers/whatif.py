@@ -134,13 +134,15 @@ def pod_sentence(pod: Pod) -> str:
 
 
 def exclusive_cpus(restored: Restored, pod: Pod) -> CPUSet:
-    """Every CPU the pod's containers hold exclusively."""
-    held = CPUSet()
+    """Every CPU the pod's containers hold exclusively (their ``placement`` when exclusive:
+    read from the CPU manager's state alone, which is all that part of a placement reads)."""
+    state = restored.node.snapshot().cpu
+    held = 0
     for container in pod.all_containers():
-        placed = restored.node.placement(pod, container)
-        if placed.exclusive:
-            held = held | placed.cpus
-    return held
+        cpus = state.cpuset_of(pod.uid, container.name)
+        if cpus is not None:
+            held |= cpus.bits
+    return CPUSet.from_bits(held)
 
 
 def _admission(

@@ -3,7 +3,8 @@
 Every query the kubelet's accumulator makes ("CPUs of socket 1", "cores of NUMA node 0
 that still have a free CPU") becomes an AND and a popcount on Python ints. The index is
 built once per topology and kept in a small LRU keyed by the topology value itself (not by
-name), so two different machines never share an index and memory stays bounded.
+name), so two different machines never share an index and memory stays bounded; each
+topology object then keeps the index it was given, so later takes skip the lookup by value.
 
 Core, socket, NUMA and uncore ids are looked up topology-wide, as the kubelet does: a core id
 that repeats on two sockets names the CPUs of both.
@@ -168,6 +169,12 @@ class TopologyIndex:
 
 
 @lru_cache(maxsize=16)
-def topology_index(topology: CPUTopology) -> TopologyIndex:
-    """The index of ``topology``, built on first use (bounded cache keyed by the value)."""
+def _shared_index(topology: CPUTopology) -> TopologyIndex:
     return TopologyIndex(topology)
+
+
+def topology_index(topology: CPUTopology) -> TopologyIndex:
+    """The index of ``topology``: kept with the topology object once found (the LRU finds
+    it by value, which compares whole CPU maps when equal machines are different objects:
+    the extender holds one topology per node)."""
+    return topology.derived("allocation index", _shared_index)
