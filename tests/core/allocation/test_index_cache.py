@@ -16,4 +16,4 @@ def test_equal_machines_share_one_index_kept_with_each_object() -> None:
     assert topology_index(second) is index  # now read from the object itself
     other = get_preset("dual-socket-ht")
     assert topology_index(other) is not index
-    assert topology_index(other).topology is other
+    assert topology_index(other).topology == other  # maybe an equal machine seen earlier
