@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 
 import pytest
@@ -151,3 +152,33 @@ def test_golden_files_read_the_same(path: Path) -> None:
         assert outcome(lambda v=variant: kinds.decode_any(v)) == outcome(
             lambda v=variant: exact_any(v)
         )
+
+
+@given(st.lists(st.binary(max_size=12), max_size=6), st.booleans())
+def test_bulk_byte_texts_match_one_value_at_a_time(values: list[bytes], thirds: bool) -> None:
+    """Both bulk paths (lengths all multiples of 3, or not; empty values) give each value's."""
+    if thirds:
+        values = [value[: len(value) - len(value) % 3] for value in values]
+    assert device_fast._base64_all(values) == [base64.b64encode(v).decode() for v in values]
+    assert device_fast._spew_all_bytes(values) == [" ".join(map(str, v)) for v in values]
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.binary(max_size=9).map(lambda v: base64.b64encode(v).decode()),
+            st.text(alphabet="AQgw+/=ab", max_size=9),
+        ),
+        max_size=5,
+    )
+)
+def test_base64_reading_matches_b64decode(texts: list[str]) -> None:
+    """Valid encodings, and texts with padding inside, too much of it or too little."""
+    expected: list[bytes] | None = []
+    for text in texts:
+        try:
+            expected.append(base64.b64decode(text, validate=True))  # type: ignore[union-attr]
+        except ValueError:
+            expected = None
+            break
+    assert device_fast._base64_decoded(texts) == expected

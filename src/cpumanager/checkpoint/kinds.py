@@ -119,19 +119,20 @@ def _decode_plain(data: bytes) -> tuple[CheckpointKind, AnyCheckpoint] | None:
         return None  # a CPU file (the codec has its own fast path) or something unusual
     from cpumanager.checkpoint import plainjson
 
-    document = plainjson.load_plain(data)
-    if document is None:
-        return None
-    if "machineState" in document.tree:
-        from cpumanager.checkpoint import memory_read
+    with plainjson.no_cycle_collection():
+        document = plainjson.load_plain(data)
+        if document is None:
+            return None
+        if "machineState" in document.tree:
+            from cpumanager.checkpoint import memory_read
 
-        found = memory_read.decode_memory_tree(document)
-        return None if found is None else ("memory", found)
-    if "Data" in document.tree:
-        from cpumanager.checkpoint import device_fast
+            found = memory_read.decode_memory_tree(document)
+            return None if found is None else ("memory", found)
+        if "Data" in document.tree:
+            from cpumanager.checkpoint import device_fast
 
-        device = device_fast.decode_device_tree(document)
-        return None if device is None else ("device", device)
+            device = device_fast.decode_device_tree(document)
+            return None if device is None else ("device", device)
     return None
 
 
