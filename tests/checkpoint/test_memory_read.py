@@ -170,3 +170,38 @@ def test_golden_files_read_the_same(path: Path) -> None:
         assert outcome(lambda v=variant: kinds.decode_any(v)) == outcome(
             lambda v=variant: exact_any(v)
         )
+
+
+@pytest.mark.parametrize("name", ["free", "memoryMap", "cells", "a,b", 'x:{y}],"z', "total"])
+def test_table_names_like_structure_read_the_same(name: str) -> None:
+    """go-spew's machine text is made by replaces; names they could misread are kept apart."""
+    checkpoint = usual(4, 3, huge=name) if '"' not in name else usual(4, 3)
+    data = memory.encode_memory(checkpoint)
+    found = memory_read.decode_memory_plain(data)
+    assert found is None or found == checkpoint
+    assert outcome(lambda: kinds.decode_any(data)) == outcome(lambda: exact_any(data))
+
+
+def test_fields_in_another_order_read_the_same() -> None:
+    """Go reads struct fields in any order; the text is then made field by field."""
+    checkpoint = usual(4, 3)
+    data = memory.encode_memory(checkpoint)
+    swapped = data.replace(
+        b'"total":68719476736,"systemReserved":1073741824,',
+        b'"systemReserved":1073741824,"total":68719476736,',
+    )
+    swapped = swapped.replace(b'"numberOfAssignments":1,"memoryMap":', b'"memoryMap":', 1)
+    assert swapped != data
+    for variant in (
+        swapped,
+        swapped.replace(b'"cells":[1]}', b'"cells":[1],"numberOfAssignments":1}', 1),
+    ):
+        assert outcome(lambda v=variant: kinds.decode_any(v)) == outcome(
+            lambda v=variant: exact_any(v)
+        )
+    assert (
+        memory_read.decode_memory_plain(
+            swapped.replace(b'"memoryMap":', b'"numberOfAssignments":1,"memoryMap":', 1)
+        )
+        == checkpoint
+    )

@@ -18,7 +18,6 @@ Tests compare both texts with the exact path's on random checkpoints.
 
 from __future__ import annotations
 
-from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from cpumanager.checkpoint.plainjson import marshal_safe
@@ -30,12 +29,6 @@ __all__ = ["marshal_memory", "spew_memory"]
 
 _PREFIX = "(*state.MemoryManagerCheckpoint){PolicyName:(string)"
 _MAP_TYPE = "(map[v1.ResourceName]*state.MemoryTable)"
-_TABLE_SPEW = (
-    "{}:<*>{{TotalMemSize:(uint64){} SystemReserved:(uint64){} Allocatable:(uint64){}"
-    " Reserved:(uint64){} Free:(uint64){}}}"
-)
-_TABLE_JSON = '"{}":{{"total":{},"systemReserved":{},"allocatable":{},"reserved":{},"free":{}}}'
-_TABLE_FIELDS = attrgetter("total", "system_reserved", "allocatable", "reserved", "free")
 
 
 class _IntListTexts(dict[tuple[int, ...], str]):
@@ -100,12 +93,17 @@ def _json_entries(entries: dict[str, Any]) -> tuple[str, int]:
     return ",".join(pods), strings
 
 
+def _spew_table(name: str, table: Any) -> str:
+    return (
+        f"{name}:<*>{{TotalMemSize:(uint64){table.total} SystemReserved:(uint64)"
+        f"{table.system_reserved} Allocatable:(uint64){table.allocatable} Reserved:(uint64)"
+        f"{table.reserved} Free:(uint64){table.free}}}"
+    )
+
+
 def _spew_node(key: int, node: Any) -> str:
     """go-spew's ``key:<*>{...}`` of one machine-state node (raises on a nil inside)."""
-    tables = " ".join(
-        _TABLE_SPEW.format(name, *_TABLE_FIELDS(table))
-        for name, table in sorted(node.memory_map.items())
-    )
+    tables = " ".join([_spew_table(name, table) for name, table in sorted(node.memory_map.items())])
     cells = " ".join(map(str, node.cells))
     return (
         f"{key}:<*>{{NumberOfAssignments:(int){node.number_of_assignments} "
@@ -131,11 +129,15 @@ def spew_memory(checkpoint: MemoryManagerCheckpoint) -> str | None:
     return text if text.isascii() else None
 
 
-def _json_node(key: str, node: Any) -> str:
-    tables = ",".join(
-        _TABLE_JSON.format(name, *_TABLE_FIELDS(table))
-        for name, table in sorted(node.memory_map.items())
+def _json_table(name: str, table: Any) -> str:
+    return (
+        f'"{name}":{{"total":{table.total},"systemReserved":{table.system_reserved},'
+        f'"allocatable":{table.allocatable},"reserved":{table.reserved},"free":{table.free}}}'
     )
+
+
+def _json_node(key: str, node: Any) -> str:
+    tables = ",".join([_json_table(name, table) for name, table in sorted(node.memory_map.items())])
     cells = ",".join(map(str, node.cells))
     return (
         f'"{key}":{{"numberOfAssignments":{node.number_of_assignments},"memoryMap":{{{tables}}},'
