@@ -12,14 +12,22 @@ called over HTTP with all node names:
 For each mix it prints the number of distinct admission keys (exact checks a new pod spec
 costs at most), then:
 
+* first: the first call after the pushes, which forks the fan-out's workers (their pages
+  are copied as they and the server write to them, so this call pays for most copies);
 * cold: pod specs never seen before (``--specs`` of them), every node ruled out or checked
-  exactly; p50/p99 and nodes/s, and where a cold call's time goes (exact checks; parsing
-  the request and rendering the answer; the rest: the per-node loop, rule-outs, HTTP);
+  exactly; p50/p99 and nodes/s, the server's CPU time per call (its own and its workers'),
+  how many exact checks ran in the workers, and where the server process's time goes (exact
+  checks it ran itself; parsing the request and rendering the answer; the rest: waiting
+  for the workers, the per-node loop, rule-outs, HTTP);
 * burst: pods of one ReplicaSet (same spec, new uids), each assumed on its best node, so
   each call re-checks only the state its predecessor changed;
 * ruled out: a pod bigger than every node (the precomputed summaries).
 
     PYTHONPATH=src:. python bench/bench_extender.py [--nodes 5000] [--calls 30] [--specs 12]
+        [--workers N]
+
+The load average is printed with the figures: other processes on the machine take CPUs the
+fan-out would use.
 """
 
 from __future__ import annotations
@@ -27,7 +35,9 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import random
+import resource
 import statistics
 import time
 import urllib.request
@@ -124,8 +134,48 @@ def node_document(mix: str, index: int, rng: random.Random) -> dict[str, Any]:
     return snapshot_document(busy_snapshot(name, rng, pods=rng.randint(0, 14), **shape))
 
 
-def run_mix(mix: str, count: int, calls: int, specs: int) -> None:
-    ext, server, thread = start_extender(ExtenderConfig(token=TOKEN, stale_after=1e9))
+def cpu_seconds() -> float:
+    """CPU time of this process (the server runs in it) and of its workers once reaped, plus
+    the workers' so far (read from /proc: they stay alive across calls)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    total = own.ru_utime + own.ru_stime
+    for pid in worker_pids():
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+def worker_pids() -> list[int]:
+    """This process's children (the workers), whichever of its threads forked them."""
+    pids: list[int] = []
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/children") as children:
+                pids += [int(pid) for pid in children.read().split()]
+        except OSError:
+            continue
+    return pids
+
+
+def metric(base: str, sample: str) -> float:
+    with urllib.request.urlopen(base + "/metrics", timeout=60) as page:
+        for line in page.read().decode().splitlines():
+            if line.startswith(sample + " "):
+                return float(line.split()[-1])
+    return 0.0
+
+
+CHILD = 'cpumanager_extender_exact_checks_total{where="child"}'
+HERE = 'cpumanager_extender_exact_checks_total{where="process"}'
+
+
+def run_mix(mix: str, count: int, calls: int, specs: int, workers: int | None) -> None:
+    config = ExtenderConfig(token=TOKEN, stale_after=1e9, workers=workers)
+    ext, server, thread = start_extender(config)
     rng = random.Random(15)
     names = []
     start = time.perf_counter()
@@ -141,8 +191,11 @@ def run_mix(mix: str, count: int, calls: int, specs: int) -> None:
     }
     print(f"[{mix}] {count} nodes pushed in {pushed:.0f} s; {len(keys)} distinct admission keys")
     FULL_GC.clear()
+    took, _ = call(ext.base, "/filter", {"Pod": pod_json("first", "5"), "NodeNames": names})
+    print(f"[{mix}] first call after the pushes (forks the workers): {ms(took)}")
 
-    cold, exact, parse_render = [], [], []
+    cold, exact, parse_render, cpu_used = [], [], [], []
+    before = (metric(ext.base, CHILD), metric(ext.base, HERE))
     reasons: Counter[str] = Counter()
     first_spec = None
     for i in range(specs):
@@ -150,19 +203,26 @@ def run_mix(mix: str, count: int, calls: int, specs: int) -> None:
         pod = pod_json(f"cold-{i}", cpu, f"{1000 + i}Mi")  # a memory size never asked before
         first_spec = first_spec or (cpu, f"{1000 + i}Mi")
         SPENT.clear()
+        start_cpu = cpu_seconds()
         took, result = call(ext.base, "/filter", {"Pod": pod, "NodeNames": names})
+        cpu_used.append(cpu_seconds() - start_cpu)
         cold.append(took)
         exact.append(SPENT["exact"])
         parse_render.append(SPENT["json"])
         reasons.update(text.split(":")[0] for text in result["FailedNodes"].values())
-        reasons["exact checks"] += SPENT["exact calls"]
     share_exact = sum(exact) / sum(cold)
     share_json = sum(parse_render) / sum(cold)
+    in_children = metric(ext.base, CHILD) - before[0]
+    in_process = metric(ext.base, HERE) - before[1]
     print(
         f"[{mix}] cold ({specs} new specs): p50 {ms(statistics.median(cold))}, "
         f"p99 {ms(pct(cold, 0.99))}, {count / statistics.median(cold):.0f} nodes/s; "
-        f"time in exact checks {share_exact:.0%}, parsing+rendering JSON {share_json:.0%}, "
-        f"rest (per-node loop, rule-outs, HTTP) {1 - share_exact - share_json:.0%}"
+        f"CPU p50 {ms(statistics.median(cpu_used))} a call (server and workers); exact checks in "
+        f"workers {in_children:.0f}, in the server {in_process:.0f} "
+        f"({in_children / max(1, in_children + in_process):.0%} in workers); server time in its "
+        f"own exact checks {share_exact:.0%}, parsing+rendering JSON {share_json:.0%}, rest "
+        f"(waiting for workers, per-node loop, rule-outs, HTTP) "
+        f"{1 - share_exact - share_json:.0%}"
     )
     print(f"[{mix}] cold outcomes over all specs: {dict(reasons.most_common())}")
 
@@ -197,10 +257,13 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=30)
     parser.add_argument("--specs", type=int, default=12)
     parser.add_argument("--mix", choices=("empty", "busy", "both"), default="both")
+    parser.add_argument("--workers", type=int, default=None, help="default: the usable CPUs")
     args = parser.parse_args()
     instrument()
+    print(f"load average at start: {os.getloadavg()[0]:.1f}")
     for mix in ("empty", "busy") if args.mix == "both" else (args.mix,):
-        run_mix(mix, args.nodes, args.calls, args.specs)
+        run_mix(mix, args.nodes, args.calls, args.specs, args.workers)
+        print(f"[{mix}] load average: {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -1,58 +1,73 @@
-"""Independent pure computations spread over the usable CPUs, on forked copies of the process.
+"""Independent pure jobs spread over the usable CPUs, on long-lived forked copies of the process.
 
 A filter call over thousands of nodes is left, after its cheap pass, with up to thousands of
-exact checks that no cache, rule-out or shared verdict answered: pure computations over
-values the process already holds. :class:`Fanout` runs them on up to ``workers`` processes.
-It forks ``workers - 1`` children, which see the restored nodes as they are at the fork
-(copy-on-write: nothing is sent to them), gives each child a share of the tasks balanced by
-expected cost, computes its own share meanwhile, and reads each child's results back,
-pickled, from a pipe. Results come back in task order, as a plain loop would give them.
+exact checks: pure computations over node states the process already holds. :class:`Fanout`
+runs such jobs on up to ``workers`` processes, itself and ``workers - 1`` forked *workers*,
+each taking a share balanced by expected cost; results come back in job order.
 
-Why forking here is safe, even in a threaded server:
+**Why the workers outlive the call.** A fork shares the parent's memory copy-on-write, and
+CPython writes to nearly every object it reads (reference counts), so each page a process
+writes after a fork is first copied, at several microseconds a page on our machines. A
+check touches some twenty pages of its node: children forked for one call spent more on
+copies than on checks (measured over 5,000 busy nodes: 35,000 copied pages on each side for
+1,500 checks each, every share 2.5 times slower than in one process). A worker that stays
+pays for each page once, and so does the server for its own copies.
 
-* a child runs only the tasks: no lock, logging, event loop or stdio. It switches the
-  garbage collector off, writes its pickled results with ``os.write`` on the raw descriptor,
-  and leaves by ``os._exit`` (0 after a complete write, 1 on any exception), so it never
-  returns into the caller's stack, runs no exit handler and flushes no buffer it shares with
-  the parent;
-* the parent trusts nothing a child sends: it reads with a deadline, unpickles with an
-  unpickler that resolves the result class only, and keeps a share only from a child that
-  exited 0 and sent a list of the share's length holding results of that class. Otherwise
-  (the child raised, died, hung past the deadline and was killed, or sent anything else)
-  the parent computes that share itself: a failed child costs time, never a result;
-* a fork that fails (``OSError``) leaves its share to the parent.
+**What a worker may run.** A worker holds the states as they were when it was forked. Each
+job names the state it reads (its *stamp*: the extender uses the node's name and push
+generation); a job goes to a worker only when the worker holds its stamp, otherwise it runs
+in the server process. When more than a quarter of a run's cost is on stamps the workers do
+not hold, or the number of processes changes, the workers are retired and forked afresh.
 
-Few tasks (under ``threshold``) or one usable CPU run in-process: a fork of a large process
-costs milliseconds. The deadline for the children is counted from the moment the parent's own
-share is done: ``patience`` seconds plus ``ratio`` times what that share took (the shares
-cost about the same, so a child still busy by then is stuck or starved).
+**Why forking is safe here, in a threaded server.** A worker only computes: it reads a
+request from its pipe, runs ``solve`` on the jobs, writes the pickled results with
+``os.write`` on the raw descriptor, and waits for the next request. It takes no lock and
+touches no logging, event loop or stdio, freezes the objects it inherited in the collector
+(never scanned there, so never copied for it; its own garbage is collected as usual), and
+leaves by
+``os._exit``: at the end of its request pipe (the server retired it or died) with 0, on any
+exception with 1. The server trusts nothing a worker sends: it reads with a deadline
+(``patience`` seconds plus ``ratio`` times its own share's time, counted after that share),
+unpickles with an unpickler that resolves only the result class, and keeps a share only as
+a list of the share's length holding results of that class. Otherwise (a worker that raised,
+died, hung past the deadline, or sent anything else) the worker is killed and the server
+computes that share itself: a failed worker costs time, never a result. A fork that fails
+(``OSError``) leaves its share to the server too.
+
+Few jobs (under ``threshold``) or one usable CPU run in-process. Not thread-safe: the caller
+serialises runs (the extender holds its store's lock).
 """
 
 from __future__ import annotations
 
 import contextlib
+import copyreg
 import gc
 import io
 import os
 import pickle
 import select
 import signal
+import struct
 import time
+import types
 import warnings
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 
-__all__ = ["ChildHook", "Fanout", "FanoutCounts", "usable_cpus"]
+__all__ = ["ChildHook", "Fanout", "FanoutCounts", "FanoutSettings", "Job", "usable_cpus"]
 
-T = TypeVar("T")
+R = TypeVar("R")
 
 ChildHook = Callable[[int, int], None]
-"""Run in each child (its number from 1, its pipe's write end) before its share: tests use it
-to make a child raise, exit, hang or send garbage."""
+"""Run in a worker (its number from 1, its answer pipe's write end) before each request's
+jobs: tests use it to make a worker raise, exit, hang or send garbage."""
 
+_HEADER = struct.Struct(">Q")  # every message: its length, then a pickle
 _READ_CHUNK = 1 << 16
-_BYTES_PER_RESULT = 1 << 16  # a child sending more than this per task is sending garbage
+_BYTES_PER_RESULT = 1 << 16  # a worker answering with more than this per job sends garbage
+_STALE_SHARE = 0.25  # re-fork when more of a run's cost than this is on stamps not held
 
 
 def usable_cpus() -> int:
@@ -63,9 +78,36 @@ def usable_cpus() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One job: ``solve(state, *args)``. ``stamp`` names the state (a worker forked while
+    it was current may run the job); ``args`` are pickled to the worker."""
+
+    stamp: Hashable
+    state: object
+    args: tuple[object, ...]
+    cost: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class FanoutSettings:
+    """``workers``: at most this many processes (None: every usable CPU); ``threshold``:
+    fewer jobs than this run in-process; ``patience`` and ``ratio``: the workers' deadline
+    (module docstring); ``cpus`` (how many CPUs are usable) and ``fork`` are ports tests
+    replace; ``child_hook``: see :data:`ChildHook`."""
+
+    workers: int | None = None
+    threshold: int = 64
+    patience: float = 1.0
+    ratio: float = 2.0
+    cpus: Callable[[], int] = usable_cpus
+    fork: Callable[[], int] = os.fork
+    child_hook: ChildHook | None = None
+
+
 @dataclass(slots=True)
 class FanoutCounts:
-    """Where one run's tasks were computed, and how many children failed."""
+    """Where one run's jobs were computed, and how many workers failed."""
 
     in_children: int = 0
     in_process: int = 0
@@ -73,7 +115,7 @@ class FanoutCounts:
 
 
 class _OnlyClass(pickle.Unpickler):
-    """Unpickles builtins and one class: a child's results, nothing that runs code."""
+    """Unpickles builtins and one class: a worker's results, nothing that runs code."""
 
     def __init__(self, data: bytes, allowed: type) -> None:
         super().__init__(io.BytesIO(data))
@@ -82,202 +124,267 @@ class _OnlyClass(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
         if (module, name) == (self._allowed.__module__, self._allowed.__qualname__):
             return self._allowed
-        msg = f"a child sent an object of {module}.{name}"
+        msg = f"a worker sent an object of {module}.{name}"
         raise pickle.UnpicklingError(msg)
 
 
-def _shares(costs: Sequence[float], count: int) -> list[list[int]]:
-    """Task indexes in ``count`` shares of about equal cost (largest first, each to the
-    least loaded share), each share in task order."""
+def _mapping_proxy(values: dict[Any, Any]) -> types.MappingProxyType[Any, Any]:
+    return types.MappingProxyType(values)
+
+
+def _request(batch: list[tuple[Hashable, tuple[object, ...]]]) -> bytes:
+    """A request for a worker (which trusts the server): the pod values hold read-only
+    mappings, which pickle does not know."""
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, pickle.HIGHEST_PROTOCOL)
+    pickler.dispatch_table = {
+        **copyreg.dispatch_table,
+        types.MappingProxyType: lambda proxy: (_mapping_proxy, (dict(proxy),)),
+    }
+    pickler.dump(batch)
+    return buffer.getvalue()
+
+
+def _shares(costs: Sequence[float], pinned: Sequence[bool], count: int) -> list[list[int]]:
+    """Job indexes in ``count`` shares of about equal cost: pinned jobs in share 0 (the
+    server's), the others largest first, each to the least loaded share; in job order."""
     shares: list[list[int]] = [[] for _ in range(count)]
     loads = [0.0] * count
-    for index in sorted(range(len(costs)), key=lambda i: -costs[i]):
+    for index, here in enumerate(pinned):
+        if here:
+            shares[0].append(index)
+            loads[0] += costs[index]
+    free = sorted((i for i, here in enumerate(pinned) if not here), key=lambda i: -costs[i])
+    for index in free:
         least = loads.index(min(loads))
         shares[least].append(index)
         loads[least] += costs[index]
     return [sorted(share) for share in shares]
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    """``size`` bytes, or None at the end of the pipe."""
+    chunks = bytearray()
+    while len(chunks) < size:
+        chunk = os.read(fd, min(_READ_CHUNK, size - len(chunks)))
+        if not chunk:
+            return None
+        chunks += chunk
+    return bytes(chunks)
+
+
 @dataclass(slots=True)
-class _Child:
+class _Worker:
     pid: int
-    fd: int
-    share: list[int]
-    data: bytearray
-    done: bool = False  # EOF read
+    requests: int  # write end of the worker's request pipe
+    answers: int  # read end of its answer pipe
+    share: list[int] = field(default_factory=list)
+    data: bytearray = field(default_factory=bytearray)
+    done: bool = False
     failed: bool = False
 
 
-class Fanout:
-    """Runs lists of independent tasks over up to ``workers`` processes (module docstring).
-
-    ``workers``: at most this many processes (None: every usable CPU); ``threshold``: fewer
-    tasks than this run in-process; ``cpus`` (how many CPUs are usable) and ``fork`` are
-    ports tests replace; ``child_hook``: see :data:`ChildHook`; ``patience`` and ``ratio``:
-    the children's deadline (module docstring).
-    """
+class Fanout(Generic[R]):
+    """Runs jobs ``solve(state, *args)`` over up to ``settings.workers`` processes (module
+    docstring); results of type ``result_type``. :meth:`close` retires the workers."""
 
     def __init__(
         self,
-        *,
-        workers: int | None = None,
-        threshold: int = 64,
-        patience: float = 1.0,
-        ratio: float = 2.0,
-        cpus: Callable[[], int] = usable_cpus,
-        fork: Callable[[], int] = os.fork,
-        child_hook: ChildHook | None = None,
+        solve: Callable[..., R],
+        result_type: type[R],
+        settings: FanoutSettings | None = None,
     ) -> None:
-        self.workers = workers
-        self.threshold = threshold
-        self.patience = patience
-        self.ratio = ratio
-        self._cpus = cpus
-        self._fork_process = fork
-        self._child_hook = child_hook
+        self._solve = solve
+        self._result_type = result_type
+        self.settings = settings if settings is not None else FanoutSettings()
+        self._workers: list[_Worker] = []
+        self._held: frozenset[Hashable] = frozenset()
 
-    def processes(self, tasks: int) -> int:
-        """How many processes a run of ``tasks`` tasks uses (1: no fork)."""
-        if tasks < max(1, self.threshold):
+    def processes(self, jobs: int) -> int:
+        """How many processes a run of ``jobs`` jobs uses (1: no worker)."""
+        settings = self.settings
+        if jobs < max(1, settings.threshold):
             return 1
-        cpus = self._cpus()
-        wanted = cpus if self.workers is None else min(self.workers, cpus)
-        return max(1, min(wanted, tasks))
+        cpus = settings.cpus()
+        wanted = cpus if settings.workers is None else min(settings.workers, cpus)
+        return max(1, min(wanted, jobs))
 
     def run(
-        self,
-        tasks: Sequence[Callable[[], T]],
-        *,
-        result_type: type[T],
-        costs: Sequence[float] | None = None,
-    ) -> tuple[list[T], FanoutCounts]:
-        """Every task's result, in task order, and where they were computed."""
+        self, jobs: Sequence[Job], *, states: Callable[[], Mapping[Any, object]]
+    ) -> tuple[list[R], FanoutCounts]:
+        """Every job's result, in job order, and where they were computed. ``states``: the
+        current states by stamp, read only when workers are forked."""
         counts = FanoutCounts()
-        processes = self.processes(len(tasks))
+        processes = self.processes(len(jobs))
         if processes == 1:
-            counts.in_process = len(tasks)
-            return [task() for task in tasks], counts
-        shares = _shares(costs if costs is not None else [1.0] * len(tasks), processes)
-        results: list[Any] = [None] * len(tasks)
-        children: list[_Child] = []
+            counts.in_process = len(jobs)
+            return [self._solve(job.state, *job.args) for job in jobs], counts
+        costs = [job.cost for job in jobs]
+        stale = sum(job.cost for job in jobs if job.stamp not in self._held)
+        if len(self._workers) != processes - 1 or stale > _STALE_SHARE * sum(costs):
+            self.close()
+            self._start(processes - 1, states)
+        pinned = [job.stamp not in self._held for job in jobs]
+        shares = _shares(costs, pinned, 1 + len(self._workers))
         mine = shares[0]
-        for number, share in enumerate(shares[1:], start=1):
-            child = self._fork(number, share, tasks)
-            if child is None:
-                mine = mine + share
-            else:
-                children.append(child)
+        for worker, share in zip(self._workers, shares[1:], strict=True):
+            worker.share, worker.data, worker.done = share, bytearray(), False
+            try:
+                _write_all(worker.requests, _message(_request([self._job(jobs[i]) for i in share])))
+            except OSError:  # the worker is gone
+                worker.failed = True
+        results: list[Any] = [None] * len(jobs)
         started = time.perf_counter()
         for index in mine:
-            results[index] = tasks[index]()
+            results[index] = self._solve(jobs[index].state, *jobs[index].args)
         counts.in_process += len(mine)
         own = time.perf_counter() - started
-        self._collect(children, deadline=time.perf_counter() + self.patience + self.ratio * own)
-        for child in children:
-            got = None if child.failed else _decode(child, result_type)
+        settings = self.settings
+        self._collect(deadline=time.perf_counter() + settings.patience + settings.ratio * own)
+        for worker in self._workers:
+            got = None if worker.failed else self._decode(worker)
             if got is None:
                 counts.child_failures += 1
-                counts.in_process += len(child.share)
-                got = [tasks[index]() for index in child.share]
+                counts.in_process += len(worker.share)
+                got = [self._solve(jobs[i].state, *jobs[i].args) for i in worker.share]
             else:
-                counts.in_children += len(child.share)
-            for index, value in zip(child.share, got, strict=True):
+                counts.in_children += len(worker.share)
+            for index, value in zip(worker.share, got, strict=True):
                 results[index] = value
-        return cast(list[T], results), counts
+        self._retire([w for w in self._workers if w.failed])
+        return results, counts
 
-    def _fork(
-        self, number: int, share: list[int], tasks: Sequence[Callable[[], Any]]
-    ) -> _Child | None:
-        """A child computing ``share``; None when the fork fails."""
-        read_fd, write_fd = os.pipe()
+    def close(self) -> None:
+        """Retire every worker (they hold copies of the states as forked)."""
+        self._retire(list(self._workers))
+        self._held = frozenset()
+
+    @staticmethod
+    def _job(job: Job) -> tuple[Hashable, tuple[object, ...]]:
+        return job.stamp, job.args
+
+    def _start(self, count: int, states: Callable[[], Mapping[Any, object]]) -> None:
+        image = dict(states())
+        self._held = frozenset(image)
+        for number in range(1, count + 1):
+            worker = self._fork(number, image)
+            if worker is not None:
+                self._workers.append(worker)
+
+    def _fork(self, number: int, image: Mapping[Hashable, object]) -> _Worker | None:
+        """A worker serving requests on ``image``; None when the fork fails."""
+        request_read, request_write = os.pipe()
+        answer_read, answer_write = os.pipe()
         try:
             with warnings.catch_warnings():
                 # Python 3.12+ warns on fork in a threaded process: a child that takes a lock
-                # another thread held at the fork would deadlock. Ours takes none (module
-                # docstring), and never leaves this block: it ends in os._exit.
+                # another thread held at the fork would deadlock. A worker takes none
+                # (module docstring) and never leaves this block: it ends in os._exit.
                 warnings.filterwarnings(
-                    "ignore",
-                    message=r".*fork\(\) may lead to deadlocks",
-                    category=DeprecationWarning,
+                    "ignore", r".*fork\(\) may lead to deadlocks", DeprecationWarning
                 )
-                pid = self._fork_process()
+                pid = self.settings.fork()
                 if pid == 0:
-                    os.close(read_fd)
-                    self._child(number, share, tasks, write_fd)
+                    self._serve(
+                        number, image, request_read, answer_write, keep=(request_write, answer_read)
+                    )
         except OSError:
-            os.close(read_fd)
-            os.close(write_fd)
+            for fd in (request_read, request_write, answer_read, answer_write):
+                os.close(fd)
             return None
-        os.close(write_fd)
-        return _Child(pid, read_fd, share, bytearray())
+        os.close(request_read)
+        os.close(answer_write)
+        return _Worker(pid, request_write, answer_read)
 
-    def _child(
-        self, number: int, share: list[int], tasks: Sequence[Callable[[], Any]], fd: int
+    def _serve(
+        self,
+        number: int,
+        image: Mapping[Hashable, object],
+        requests: int,
+        answers: int,
+        *,
+        keep: tuple[int, ...],
     ) -> None:
-        """The child's whole life: compute, write, ``os._exit``; never returns."""
+        """A worker's whole life (module docstring); never returns."""
         status = 1
         try:
-            gc.disable()
-            if self._child_hook is not None:
-                self._child_hook(number, fd)
-            data = memoryview(pickle.dumps([tasks[i]() for i in share], pickle.HIGHEST_PROTOCOL))
-            while data:
-                data = data[os.write(fd, data) :]
-            status = 0
+            gc.freeze()  # inherited objects: never scanned here, so never copied for it
+            for fd in (*keep, *(fd for w in self._workers for fd in (w.requests, w.answers))):
+                os.close(fd)  # the server's ends: the request pipe ends when the server's does
+            hook = self.settings.child_hook
+            while True:
+                header = _read_exactly(requests, _HEADER.size)
+                if header is None:
+                    status = 0
+                    break
+                body = _read_exactly(requests, _HEADER.unpack(header)[0])
+                if body is None:
+                    break
+                batch = pickle.loads(body)  # noqa: S301 - written by the server that forked us
+                if hook is not None:
+                    hook(number, answers)
+                results = [self._solve(image[stamp], *args) for stamp, args in batch]
+                _write_all(answers, _message(pickle.dumps(results, pickle.HIGHEST_PROTOCOL)))
         finally:
             os._exit(status)
 
-    def _collect(self, children: list[_Child], *, deadline: float) -> None:
-        """Read every child's pipe to its end, then reap it; kill what is late."""
-        waiting = {child.fd: child for child in children}
+    def _collect(self, *, deadline: float) -> None:
+        """Read each worker's answer; a late, oversized or cut one fails the worker."""
+        waiting = {w.answers: w for w in self._workers if not w.failed}
         while waiting:
             left = deadline - time.perf_counter()
             if left <= 0:
                 break
             ready, _, _ = select.select(list(waiting), [], [], left)
             for fd in ready:
-                child = waiting[fd]
+                worker = waiting[fd]
                 chunk = os.read(fd, _READ_CHUNK)
-                if chunk:
-                    child.data += chunk
-                    if len(child.data) <= _BYTES_PER_RESULT * len(child.share):
+                worker.data += chunk
+                if not chunk or len(worker.data) > _HEADER.size + _BYTES_PER_RESULT * len(
+                    worker.share
+                ):
+                    worker.failed = True
+                elif len(worker.data) >= _HEADER.size:
+                    size = _HEADER.unpack_from(worker.data)[0]
+                    if len(worker.data) < _HEADER.size + size:
                         continue
-                    child.failed = True
-                child.done = True
+                    worker.done = len(worker.data) == _HEADER.size + size
+                    worker.failed = not worker.done
+                else:
+                    continue
                 del waiting[fd]
-        for child in children:
-            os.close(child.fd)
-            late = child.failed or not child.done
-            # a child whose pipe has ended is exiting: a moment more to reap it
-            exited = _reap(child.pid, max(deadline, time.perf_counter() + 1.0), kill=late)
-            child.failed = late or not exited
+        for worker in waiting.values():
+            worker.failed = True
+
+    def _decode(self, worker: _Worker) -> list[R] | None:
+        """The worker's results when they are a list of its share's length of the class."""
+        try:
+            got = _OnlyClass(bytes(worker.data[_HEADER.size :]), self._result_type).load()
+        except Exception:  # anything undecodable is garbage: the share is recomputed
+            return None
+        if not isinstance(got, list) or len(got) != len(worker.share):
+            return None
+        if not all(type(item) is self._result_type for item in got):
+            return None
+        return got
+
+    def _retire(self, workers: list[_Worker]) -> None:
+        for worker in workers:
+            for fd in (worker.requests, worker.answers):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(worker.pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(worker.pid, 0)
+            self._workers.remove(worker)
 
 
-def _reap(pid: int, deadline: float, *, kill: bool) -> bool:
-    """Wait for the child (killed first when ``kill``, or when it outlives the deadline);
-    True when it exited 0 by itself."""
-    if not kill:
-        while True:
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                return os.waitstatus_to_exitcode(status) == 0
-            if time.perf_counter() >= deadline:
-                break
-            time.sleep(0.001)
-    with contextlib.suppress(ProcessLookupError):  # already gone, not yet reaped
-        os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
-    return False
-
-
-def _decode(child: _Child, result_type: type[T]) -> list[T] | None:
-    """The child's results when they are a list of the share's length of ``result_type``."""
-    try:
-        got = _OnlyClass(bytes(child.data), result_type).load()
-    except Exception:  # anything undecodable is garbage: the share is recomputed
-        return None
-    if not isinstance(got, list) or len(got) != len(child.share):
-        return None
-    if not all(type(item) is result_type for item in got):
-        return None
-    return got
+def _message(body: bytes) -> bytes:
+    return _HEADER.pack(len(body)) + body

@@ -15,10 +15,9 @@ import hmac
 import json
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
-from functools import partial
 
 from prometheus_client import CollectorRegistry, Gauge, Histogram, generate_latest
 from prometheus_client import Counter as PromCounter
@@ -30,7 +29,7 @@ from starlette.routing import Route
 from cpumanager.core.gocompat import one_line
 from cpumanager.core.workload import Pod
 from cpumanager.errors import CpuManagerError, InputError
-from cpumanager.extender.fanout import Fanout
+from cpumanager.extender.fanout import Fanout, FanoutSettings, Job
 from cpumanager.extender.judge import Verdict, judge, not_restorable, ruled_out
 from cpumanager.extender.prepared import PreparedNode
 from cpumanager.extender.protocol import (
@@ -162,14 +161,24 @@ async def _body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+def _check(node: PreparedNode, pod: Pod, assumed: tuple[Pod, ...]) -> Verdict:
+    """One exact check, as a fan-out job runs it (here or in a worker)."""
+    return judge(node, pod, assumed=assumed)
+
+
 def create_app(
-    config: ExtenderConfig, store: NodeStore | None = None, *, fanout: Fanout | None = None
+    config: ExtenderConfig,
+    store: NodeStore | None = None,
+    *,
+    fanout: FanoutSettings | None = None,
 ) -> Starlette:
     """The extender's ASGI application over ``store`` (a new one by default); exact checks
-    run through ``fanout`` (by default one built from the configuration)."""
+    spread over processes by ``fanout`` (by default from the configuration's ``workers``
+    and ``fanout_threshold``)."""
     nodes = store if store is not None else NodeStore()
     if fanout is None:
-        fanout = Fanout(workers=config.workers, threshold=config.fanout_threshold)
+        fanout = FanoutSettings(workers=config.workers, threshold=config.fanout_threshold)
+    spread = Fanout(_check, Verdict, fanout)
     metrics = _Metrics()
 
     def timed(
@@ -225,7 +234,7 @@ def create_app(
         local: list[tuple[str, object]] = []
         shared: dict[object, Verdict] = {}
         refusals: dict[RuleOut, Verdict] = {}  # one verdict, so one FailedNodes line, per refusal
-        pending: dict[object, tuple[tuple[object, ...], Callable[[], Verdict], float]] = {}
+        pending: dict[object, tuple[tuple[object, ...], Job]] = {}
         for name, entry in nodes.entries(args.node_names):
             prepared = None if entry is None else entry.prepared
             if entry is None or entry.received < oldest or not isinstance(prepared, PreparedNode):
@@ -257,20 +266,17 @@ def create_app(
             if found is not None:
                 shared[state] = found.about(sentence)
                 continue
-            assumed = [p for p, _ in held]
+            assumed = tuple(p for p, _ in held)
             cost = float(len(prepared.restored.topology.all_cpus) * (1 + len(assumed)))
-            pending[state] = (key, partial(judge, prepared, pod, assumed=assumed), cost)
+            job = Job((name, entry.generation), prepared, (pod, assumed), cost)
+            pending[state] = (key, job)
         if pending:
             checks = list(pending.values())
-            results, counts = fanout.run(
-                [task for _, task, _ in checks],
-                result_type=Verdict,
-                costs=[cost for _, _, cost in checks],
-            )
+            results, counts = spread.run([job for _, job in checks], states=nodes.prepared)
             metrics.checks.labels("child").inc(counts.in_children)
             metrics.checks.labels("process").inc(counts.in_process)
             metrics.child_failures.inc(counts.child_failures)
-            for state, (key, _, _), verdict in zip(pending, checks, results, strict=True):
+            for state, (key, _), verdict in zip(pending, checks, results, strict=True):
                 nodes.remember(key, verdict)
                 shared[state] = verdict.about(sentence)
         return {name: shared[state] for name, state in local}
@@ -384,7 +390,15 @@ def create_app(
         Route("/metrics", metrics_page, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
     ]
-    return Starlette(routes=routes)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            spread.close()  # the workers hold copies of the nodes
+
+    return Starlette(routes=routes, lifespan=lifespan)
 
 
 def v_checked(verdict: Verdict) -> bool:

@@ -111,6 +111,15 @@ class NodeStore:
             found = self._nodes.get
             return [(name, found(name)) for name in names]
 
+    def prepared(self) -> dict[tuple[str, int], PreparedNode]:
+        """Every restored node by (name, generation): what a fan-out worker forked now holds."""
+        with self.lock:
+            return {
+                (name, entry.generation): entry.prepared
+                for name, entry in self._nodes.items()
+                if isinstance(entry.prepared, PreparedNode)
+            }
+
     def ages(self) -> dict[str, float]:
         """Seconds since each node's last push or heartbeat."""
         with self.lock:
