@@ -30,7 +30,25 @@ def test_front_door_equals_exact(case: tuple[str, NUMAInfo, list[AnyProviderHint
     small = policies._merge_small(
         policy, numa, providers, closest=closest and policy != "single-numa-node"
     )
-    assert small is None or small == expected
+    assert small is None or (small.hint, small.admit) == expected
+    # answers are kept by everything the walk reads: earlier examples' entries serve later
+    # ones with the same key, and each must still be merge_exact's
+    again = merge(policy, numa, providers, options=options)
+    assert (again.hint, again.admit) == expected
+
+
+def test_kept_answers_are_bounded_and_explained_calls_get_their_explanation() -> None:
+    numa = NUMAInfo.of([0, 1])
+    cpu = _hints((0b01, True), (0b10, True), (0b11, False))
+    quiet = merge("restricted", numa, [{"cpu": cpu}])
+    assert quiet.explanation is None
+    assert merge("restricted", numa, [{"cpu": cpu}]) is quiet  # kept
+    explained = merge("restricted", numa, [{"cpu": cpu}], explain=True)
+    assert explained.explanation is not None
+    assert (explained.hint, explained.admit) == (quiet.hint, quiet.admit)
+    for bits in range(policies.SMALL_ANSWERS_LIMIT + 5):
+        merge("best-effort", NUMAInfo.of(range(13)), [{"cpu": _hints((bits + 1, True))}])
+    assert len(policies._SMALL_ANSWERS) <= policies.SMALL_ANSWERS_LIMIT
 
 
 def _hints(*masks: tuple[int, bool]) -> tuple[TopologyHint, ...]:
@@ -43,7 +61,8 @@ def test_neutral_lists_are_dropped_and_long_walks_left_to_the_fast_merge() -> No
     neutral: list[AnyProviderHints] = [None, {}, {"memory": NO_PREFERENCE}]
     for policy in ("best-effort", "restricted", "single-numa-node"):
         short = policies._merge_small(policy, numa, [{"cpu": cpu}, *neutral], closest=False)
-        assert short == merge_exact(policy, numa, [{"cpu": cpu}, *neutral])
+        assert short is not None
+        assert (short.hint, short.admit) == merge_exact(policy, numa, [{"cpu": cpu}, *neutral])
     wide = _hints(*((bits, bits.bit_count() == 1) for bits in range(1, 16)))
     many = [{"a": wide}, {"b": wide}, {"c": cpu}]  # 15 x 15 x 4 permutations
     assert policies._merge_small("restricted", numa, many, closest=False) is None

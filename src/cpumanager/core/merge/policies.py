@@ -80,8 +80,10 @@ def merge(
     if closest and policy != "single-numa-node":
         NUMAInfo.of(numa.nodes, numa.distances, require_distances=True)
     small = None if method == "exact" else _merge_small(policy, numa, providers, closest=closest)
+    if small is not None and not explain:
+        return small
     if small is not None:
-        hint, admit = small
+        hint, admit = small.hint, small.admit
     elif method == "exact":
         hint, admit = merge_exact(policy, numa, providers, prefer_closest=closest)
     else:
@@ -99,9 +101,17 @@ def merge(
     return MergeResult(hint, admit, policy, method, explanation)
 
 
+# _merge_small's answers by (policy, default mask, the lists as plain pairs, and with
+# closest the nodes and distances): the walk is a pure function of them (distances are
+# read only with closest). Nodes of one shape ask the same few merges over and over
+# (the extender checks thousands of nodes), so a bounded table of answers saves the walk.
+_SMALL_ANSWERS: dict[tuple[object, ...], MergeResult | None] = {}
+SMALL_ANSWERS_LIMIT = 4096
+
+
 def _merge_small(
     policy: str, numa: NUMAInfo, providers: Sequence[AnyProviderHints], *, closest: bool
-) -> tuple[TopologyHint, bool] | None:
+) -> MergeResult | None:
     """The kubelet's walk itself when it is short (the fast merge's front door).
 
     A list holding only a preferred nil hint (a provider or resource with no preference) is
@@ -109,24 +119,41 @@ def _merge_small(
     bnp. Without those lists the cross product of the usual admission (one CPU list, maybe
     a memory one) has a few dozen permutations, which the kubelet's own walk (``exact.py``)
     goes through faster than the fast merge sets up. None: a rule, or a longer walk.
+    Answers (fast-method results without explanation) are kept in a bounded table keyed
+    by everything the walk reads.
     """
     if policy == "none":
         return None
-    lists: list[list[RawHint]] = []
-    walk = 1
+    lists: list[tuple[RawHint, ...]] = []
     for provider in providers:
         for hints in (provider or {}).values():
             if hints is NO_PREFERENCE:
                 continue
             if not isinstance(hints, tuple):
                 return None  # a rule: the fast merge searches it
-            raw: list[RawHint] = [
-                (None if h.mask is None else h.mask.bits, h.preferred) for h in hints
-            ]
-            lists.append(raw or [(None, False)])
+            raw = tuple([(None if h.mask is None else h.mask.bits, h.preferred) for h in hints])
+            lists.append(raw or ((None, False),))
+    where = (numa.nodes, tuple(sorted(numa.distances.items()))) if closest else None
+    key = (policy, numa.default_bits, where, *lists)
+    try:
+        return _SMALL_ANSWERS[key]
+    except KeyError:
+        pass
+    walked = _walk_small(policy, numa, lists, closest=closest)
+    answer = None if walked is None else MergeResult(*walked, policy, "fast")
+    if len(_SMALL_ANSWERS) >= SMALL_ANSWERS_LIMIT:
+        _SMALL_ANSWERS.clear()
+    _SMALL_ANSWERS[key] = answer
+    return answer
+
+
+def _walk_small(
+    policy: str, numa: NUMAInfo, lists: Sequence[Sequence[RawHint]], *, closest: bool
+) -> tuple[TopologyHint, bool] | None:
     if policy == "single-numa-node":
         lists = filter_single_numa_hints(lists)
     bnp = 0
+    walk = 1
     for listed in lists:
         walk *= len(listed)
         if walk > SMALL_WALK:
