@@ -133,7 +133,8 @@ def main() -> None:
     judges = sum(v[0] for v in rounds[0].values())
     print(
         f"all {judges} judges: {statistics.median(total_wall):.1f} us wall, "
-        f"{statistics.median(total_cpu):.1f} us CPU per judge (median of rounds)"
+        f"{statistics.median(total_cpu):.1f} us CPU per judge (median of rounds); "
+        f"best round {min(total_cpu):.1f} us CPU"
     )
     outcomes, digest = verdicts(nodes)
     print("verdicts:", ", ".join(f"{k} x{v}" for k, v in sorted(outcomes.items())))

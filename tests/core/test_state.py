@@ -115,7 +115,15 @@ def test_changes_keep_the_frozen_sorted_form(steps: list[tuple[str, str, int, bo
     for pod_uid, name, cpu, add in steps:
         pod, container = PodUID(pod_uid), ContainerName(name)
         if add:
-            state = state.with_assignment(pod, container, CPUSet([cpu]))
+            two_steps = state.with_assignment(pod, container, CPUSet([cpu]))
+            rest = two_steps.default_cpuset - CPUSet([cpu])
+            one_step = state.with_assignment(pod, container, CPUSet([cpu]), default=rest)
+            assert one_step == two_steps.with_default(rest)
+            assert list(one_step.assignments) == list(two_steps.assignments)
+            assert [list(c) for c in one_step.assignments.values()] == [
+                list(c) for c in two_steps.assignments.values()
+            ]
+            state = two_steps
             plain.setdefault(pod, {})[container] = CPUSet([cpu])
         else:
             state = state.without_assignment(pod, container)

@@ -114,18 +114,31 @@ class StateSnapshot:
         return StateSnapshot.from_sorted(self.policy_name, cpus, self.assignments)
 
     def with_assignment(
-        self, pod_uid: PodUID, container_name: ContainerName, cpus: CPUSet
+        self,
+        pod_uid: PodUID,
+        container_name: ContainerName,
+        cpus: CPUSet,
+        *,
+        default: CPUSet | None = None,
     ) -> StateSnapshot:
-        """Set (or replace) one container's exclusive set; the default set is unchanged."""
-        containers = dict(self.assignments.get(pod_uid, {}))
-        containers[container_name] = cpus
+        """Set (or replace) one container's exclusive set; the default set becomes
+        ``default`` when given (one new snapshot for an allocation), else is unchanged."""
+        held = self.assignments.get(pod_uid)
+        if held is None:
+            containers: dict[ContainerName, CPUSet] = {container_name: cpus}
+        else:
+            containers = dict(held)
+            containers[container_name] = cpus
+            if len(containers) > len(held):
+                containers = dict(sorted(containers.items()))
         pods = dict(self.assignments)
-        known = pod_uid in pods
-        pods[pod_uid] = MappingProxyType(dict(sorted(containers.items())))
-        if not known:
+        pods[pod_uid] = MappingProxyType(containers)
+        if held is None:
             pods = dict(sorted(pods.items()))
         return StateSnapshot.from_sorted(
-            self.policy_name, self.default_cpuset, MappingProxyType(pods)
+            self.policy_name,
+            self.default_cpuset if default is None else default,
+            MappingProxyType(pods),
         )
 
     def without_assignment(self, pod_uid: PodUID, container_name: ContainerName) -> StateSnapshot:

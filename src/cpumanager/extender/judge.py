@@ -164,5 +164,7 @@ def judge(node: PreparedNode, pod: Pod, *, assumed: Sequence[Pod] = ()) -> Verdi
                 return _rejection(verdict, len(assumed))
     except CpuManagerError as exc:
         return not_restorable(exc)
-    free = restored.node.snapshot().cpu.default_cpuset - node.reserved
-    return Verdict(True, score=score(restored.topology, free, exclusive_cpus(restored, pod)))
+    state = restored.node.cpu_state
+    free = state.default_cpuset - node.reserved
+    held = exclusive_cpus(restored, pod, state=state)
+    return Verdict(True, score=score(restored.topology, free, held))

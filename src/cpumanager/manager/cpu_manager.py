@@ -364,9 +364,7 @@ class CPUManager:
             return ()
         if not self._snapshot.assignments and not len(self._container_map):
             return ()  # nothing is held, nothing can be stale
-        pods = list(self._active_pods())
-        if admitting is not None:
-            pods.append(admitting)
+        pods = [*self._active_pods(), admitting] if admitting is not None else self._active_pods()
         stale, self._stale_proof = stale_keys_proved(
             self._stale_proof, self._snapshot, self._container_map, pods
         )

@@ -305,6 +305,11 @@ class Node:
             devices=self._devices.state if self._devices is not None else None,
         )
 
+    @property
+    def cpu_state(self) -> StateSnapshot:
+        """The CPU manager's state now: ``snapshot().cpu``, for callers reading only it."""
+        return self._cpu_manager.snapshot
+
     def stop(self) -> NodeState:
         """Stop this node and hand over its state for ``Node(state=...)``; every later call
         on this node raises, so two nodes never share one store."""

@@ -56,6 +56,7 @@ __all__ = [
 ]
 
 Asked = tuple[tuple[str, AnyProviderHints], ...]
+_ZERO_HINT = TopologyHint(None, False)  # immutable: one value serves every lookup
 Details = Callable[[HintProvider], Mapping[str, object]]
 
 
@@ -118,7 +119,9 @@ class HintStore:
 
     def get(self, pod_uid: PodUID, container_name: ContainerName) -> TopologyHint:
         """The stored hint, or the zero hint (any NUMA node, not preferred)."""
-        return self._hints.get(pod_uid, {}).get(container_name, TopologyHint(None, False))
+        containers = self._hints.get(pod_uid)
+        found = None if containers is None else containers.get(container_name)
+        return _ZERO_HINT if found is None else found
 
     def _own(self) -> dict[PodUID, dict[ContainerName, TopologyHint]]:
         if self._shared:

@@ -132,7 +132,7 @@ class Restored:
         active pods and events; admissions on it leave this node untouched. Without
         ``explained`` no events are kept (the caller reads only verdicts)."""
         events = _Events()
-        store = HeldStore(self.node.snapshot().cpu)
+        store = HeldStore(self.node.cpu_state)
         twin = Restored(
             self.node,
             self.topology,

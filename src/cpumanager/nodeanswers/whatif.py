@@ -26,6 +26,7 @@ from typing import Any
 from cpumanager.core import versions
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.events import Released
+from cpumanager.core.state import StateSnapshot
 from cpumanager.core.workload import Pod, qos_class
 from cpumanager.errors import InputError
 from cpumanager.formats.kubelet_config import KubeletConfig
@@ -133,10 +134,12 @@ def pod_sentence(pod: Pod) -> str:
     return f"{pod.display_name} is a {qos_class(pod).value} pod."
 
 
-def exclusive_cpus(restored: Restored, pod: Pod) -> CPUSet:
+def exclusive_cpus(restored: Restored, pod: Pod, *, state: StateSnapshot | None = None) -> CPUSet:
     """Every CPU the pod's containers hold exclusively (their ``placement`` when exclusive:
-    read from the CPU manager's state alone, which is all that part of a placement reads)."""
-    state = restored.node.snapshot().cpu
+    read from the CPU manager's state alone, which is all that part of a placement reads);
+    ``state``: the node's CPU state, when the caller already has it."""
+    if state is None:
+        state = restored.node.cpu_state
     held = 0
     for container in pod.all_containers():
         cpus = state.cpuset_of(pod.uid, container.name)

@@ -284,8 +284,8 @@ class StaticPolicy:
             if reusable:
                 trace.append(f"CPUs {reusable} of finished init containers may be reused")
         cpus = self.allocate_cpus(snapshot, count, hint, reusable, trace=trace)
-        new_snapshot = snapshot.with_assignment(pod.uid, container.name, cpus).with_default(
-            snapshot.default_cpuset - cpus
+        new_snapshot = snapshot.with_assignment(
+            pod.uid, container.name, cpus, default=snapshot.default_cpuset - cpus
         )
         return Allocation(
             cpus=cpus,
