@@ -182,16 +182,20 @@ class AdmissionScope(ABC):
         return allocated
 
     def _ask(self, ask: Callable[[HintProvider], AnyProviderHints]) -> Asked:
-        return tuple((provider.provider_name, ask(provider)) for provider in self._providers)
+        return tuple([(provider.provider_name, ask(provider)) for provider in self._providers])
 
     def _merge(self, asked: Asked, details: Details, *, explain: bool) -> MergeResult:
+        hints = [hints for _, hints in asked]
+        if not explain:  # the details serve explanations only
+            return self._merger.merge(hints, None, explain=False)
+
         def gather() -> dict[str, object]:
             found: dict[str, object] = {}
             for provider in self._providers:
                 found.update(details(provider))
             return found
 
-        return self._merger.merge([hints for _, hints in asked], gather, explain=explain)
+        return self._merger.merge(hints, gather, explain=explain)
 
 
 class NoneScope(AdmissionScope):

@@ -77,8 +77,9 @@ class TopologyManager:
         twin._clock = clock
         twin._hints = self._hints.copy()
         twin._merger = self._merger
-        twin._scope = build_scope(
-            self._config, merger=self._merger, providers=twin._providers, hints=twin._hints
+        # the scope build_scope chose for this configuration, over the copy's own lists
+        twin._scope = type(self._scope)(
+            merger=self._merger, providers=twin._providers, hints=twin._hints
         )
         return twin
 

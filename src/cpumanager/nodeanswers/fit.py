@@ -40,6 +40,7 @@ __all__ = [
 ]
 
 _NATIVE = ("cpu", "memory", "ephemeral-storage", "pods")
+_CPU_MEMORY = ("cpu", "memory")
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,21 +163,21 @@ def fit_failures(
     """:func:`resource_fit` on numbers: the pod's requests, the other pods' summed requests
     and how many other pods there are."""
     failures: list[FitFailure] = []
-    allowed = node.allocatable.get("pods", 0)
+    allocatable = node.allocatable
+    allowed = allocatable.get("pods", 0)
     if count + 1 > allowed:
         failures.append(FitFailure("pods", 1, count, allowed))
-    if not any(v for v in wanted.values()):
+    if not any(wanted.values()):
         return failures
-    order = ["cpu", "memory", *sorted(n for n in wanted if n not in _NATIVE)]
+    extended = [name for name in wanted if name not in _NATIVE]
+    order = ("cpu", "memory", *sorted(extended)) if extended else _CPU_MEMORY
     for name in order:
         request = wanted.get(name, 0)
         if request == 0:
             continue
-        free = node.allocatable.get(name, 0) - used.get(name, 0)
-        if request > free:
-            failures.append(
-                FitFailure(name, request, used.get(name, 0), node.allocatable.get(name, 0))
-            )
+        capacity, held = allocatable.get(name, 0), used.get(name, 0)
+        if request > capacity - held:
+            failures.append(FitFailure(name, request, held, capacity))
     return failures
 
 
