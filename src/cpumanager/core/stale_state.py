@@ -79,12 +79,6 @@ class StaleProof:
     clean: tuple[StateSnapshot, ContainerMap, frozenset[PodUID]] | None = None
 
 
-def _extends(pods: Sequence[Pod], prefix: tuple[Pod, ...]) -> bool:
-    """``pods`` starts with ``prefix`` (the same objects, or equal ones: same UID and
-    containers; the tuple comparison tries identity first)."""
-    return len(pods) >= len(prefix) and tuple(pods[: len(prefix)]) == prefix
-
-
 def stale_keys_proved(
     proof: StaleProof | None,
     snapshot: StateSnapshot,
@@ -94,14 +88,20 @@ def stale_keys_proved(
     """``stale_keys(snapshot, container_map.keys(), active_containers(pods))``, and the
     proof for the next call (module docstring)."""
     active: Active
-    if proof is None or not _extends(pods, proof.pods):
+    known = 0 if proof is None else len(proof.pods)
+    # ``pods`` starts with the proof's pods: the same objects, or equal ones (same UID and
+    # containers; the tuple comparison tries identity first)
+    if proof is None or len(pods) < known or tuple(pods[:known]) != proof.pods:
         active = active_containers(pods)
     else:
-        extra = pods[len(proof.pods) :]
+        extra = pods[known:]
         clean = proof.clean
         if clean is not None and clean[0] is snapshot and clean[1] is container_map:
             held = clean[2]
-            if not any(pod.uid in held for pod in extra):
+            for pod in extra:
+                if pod.uid in held:
+                    break
+            else:
                 return (), proof
         if extra:
             grown = dict(proof.active)

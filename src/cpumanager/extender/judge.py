@@ -100,14 +100,24 @@ def ruled_out(refused: RuleOut) -> Verdict:
     )
 
 
+def _numa_bits(topology: CPUTopology) -> tuple[int, ...]:
+    return tuple(topology.group_bits("numa").values())
+
+
 def score(topology: CPUTopology, free: CPUSet, exclusive: CPUSet) -> int:
     """The prioritize score (module docstring), 0..10."""
-    numa = topology.group_bits("numa").values()  # each NUMA node's CPUs, as bits
+    numa = topology.derived("numa bits", _numa_bits)  # each NUMA node's CPUs, as bits
     held, left = exclusive.bits, free.bits
-    spanned = sum(1 for cpus in numa if cpus & held) if held else 1
-    alignment = 5 / max(1, spanned)
+    spanned = 0
+    if held:
+        for cpus in numa:
+            if cpus & held:
+                spanned += 1
+    alignment = 5 / spanned if spanned else 5.0
     if left:
-        most = max((cpus & left).bit_count() for cpus in numa)
+        most = 0
+        for cpus in numa:
+            most = max(most, (cpus & left).bit_count())
         together = 5 * most / left.bit_count()
     else:
         together = 5.0
@@ -166,5 +176,9 @@ def judge(node: PreparedNode, pod: Pod, *, assumed: Sequence[Pod] = ()) -> Verdi
         return not_restorable(exc)
     state = restored.node.cpu_state
     free = state.default_cpuset - node.reserved
-    held = exclusive_cpus(restored, pod, state=state)
-    return Verdict(True, score=score(restored.topology, free, held))
+    points = score(restored.topology, free, exclusive_cpus(restored, pod, state=state))
+    return _ADMITTED[points] if 0 <= points < len(_ADMITTED) else Verdict(True, score=points)
+
+
+# Verdicts are immutable: one admitted verdict per score serves every node.
+_ADMITTED = tuple(Verdict(True, score=points) for points in range(11))

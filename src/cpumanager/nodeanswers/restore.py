@@ -123,6 +123,8 @@ class Restored:
         """The active pods' summed requests (what the fit predicate counts as used)."""
         count, base = self.counted
         used = dict(base)
+        if count == len(self.active):
+            return used
         for name, value in pods_usage(self.active[count:]).items():
             used[name] = used.get(name, 0) + value
         return used
