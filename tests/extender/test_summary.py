@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from cpumanager.extender.judge import judge
 from cpumanager.extender.prepared import prepare
-from cpumanager.extender.summary import compared_requests, fits, pod_facts, rule_out
+from cpumanager.extender.summary import compared_requests, first_fit_failure, pod_facts, rule_out
 from cpumanager.formats.manifest import pod_from_manifest
 from cpumanager.nodeanswers.fit import Allocatable, fit_failures
 from tests.extender.nodes import busy_snapshot, pod_json
@@ -88,7 +88,7 @@ AMOUNTS = st.dictionaries(st.sampled_from(RESOURCES), st.integers(0, 8))
 
 @settings(max_examples=300, deadline=None)
 @given(wanted=AMOUNTS, used=AMOUNTS, table=AMOUNTS, count=st.integers(0, 8))
-def test_fits_is_the_fit_predicate_finding_nothing(wanted, used, table, count) -> None:
+def test_first_fit_failure_is_the_fit_predicates_first(wanted, used, table, count) -> None:
     allocatable = Allocatable(capacity=table, allocatable=table)
     free = {name: table.get(name, 0) - used.get(name, 0) for name in {*table, *used}}
     summary = replace(
@@ -100,4 +100,5 @@ def test_fits_is_the_fit_predicate_finding_nothing(wanted, used, table, count) -
         free=free,
     )
     facts = replace(pod_facts(_pod("1")), wanted=wanted, checked=compared_requests(wanted))
-    assert fits(summary, facts) == (fit_failures(wanted, used, count, allocatable) == [])
+    expected = fit_failures(wanted, used, count, allocatable)
+    assert first_fit_failure(summary, facts) == (expected[0] if expected else None)

@@ -315,6 +315,7 @@ class Fanout(Generic[R]):
         status = 1
         try:
             gc.freeze()  # inherited objects: never scanned here, so never copied for it
+            gc.enable()  # forked during a call, when the server holds collections off
             for fd in (*keep, *(fd for w in self._workers for fd in (w.requests, w.answers))):
                 os.close(fd)  # the server's ends: the request pipe ends when the server's does
             hook = self.settings.child_hook

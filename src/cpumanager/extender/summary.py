@@ -8,8 +8,8 @@ pools the summary counts, and the fit predicate counts them on top of the active
 
 1. **Fit**: the kubelet's resource-fit predicate (``nodeanswers.fit``) on the active pods'
    summed requests and number. It runs last in the exact check, on at least these pods.
-   The node's free amounts are kept in the summary, so a pod that fits costs a few
-   comparisons (:func:`fits`); the predicate's own words are built only for a refusal.
+   The node's free amounts are kept in the summary, so the predicate's first shortfall
+   costs a few comparisons (:func:`first_fit_failure`, tested against ``fit_failures``).
 2. **Free exclusive CPUs** (static policy): every container with exclusive CPUs takes them
    from the default set minus the reserved CPUs (init containers lend theirs to later
    containers of the same pod, and those came from the same pool), and the app containers
@@ -43,7 +43,7 @@ from cpumanager.core.workload import (
     pod_level_resources_set,
 )
 from cpumanager.manager.node import build_cpu_policy
-from cpumanager.nodeanswers.fit import Allocatable, fit_failures, pod_requests
+from cpumanager.nodeanswers.fit import Allocatable, FitFailure, pod_requests
 from cpumanager.nodeanswers.restore import RestoredState
 
 __all__ = [
@@ -52,7 +52,7 @@ __all__ = [
     "PodFacts",
     "RuleOut",
     "compared_requests",
-    "fits",
+    "first_fit_failure",
     "pod_facts",
     "rule_out",
     "summarise",
@@ -116,8 +116,9 @@ def _needs(pod: Pod, gate: bool) -> CPUNeeds | None:
 
 
 def compared_requests(wanted: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
-    """The requests ``fit_failures`` compares with the node's free amounts (cpu, memory,
-    then extended resources; none when the pod requests nothing), zeros left out."""
+    """The requests ``fit_failures`` compares with the node's free amounts, in its order
+    (cpu, memory, then extended resources by name; none when the pod requests nothing),
+    zeros left out."""
     if not any(wanted.values()):
         return ()
     extended = sorted(n for n in wanted if n not in ("cpu", "memory", "ephemeral-storage", "pods"))
@@ -131,16 +132,17 @@ def pod_facts(pod: Pod) -> PodFacts:
     return PodFacts(wanted, needs, compared_requests(wanted))
 
 
-def fits(summary: NodeSummary, facts: PodFacts) -> bool:
-    """``fit_failures`` finds nothing (the pod count and every compared request fit), without
-    building its failures: most nodes fit, and this runs for each of them on every call."""
+def first_fit_failure(summary: NodeSummary, facts: PodFacts) -> FitFailure | None:
+    """The first of ``fit_failures`` (the kubelet reports the first), from the summary's free
+    amounts: most nodes fit, and this runs for each of them on every call."""
+    table = summary.allocatable.allocatable
     if summary.pods_left < 1:
-        return False
+        return FitFailure("pods", 1, summary.count, table.get("pods", 0))
     free = summary.free
-    for name, request in facts.checked:  # noqa: SIM110 - a loop costs less than all() here
+    for name, request in facts.checked:
         if request > free.get(name, 0):
-            return False
-    return True
+            return FitFailure(name, request, summary.used.get(name, 0), table.get(name, 0))
+    return None
 
 
 def summarise(restored: RestoredState, allocatable: Allocatable) -> NodeSummary:
@@ -179,9 +181,8 @@ def summarise(restored: RestoredState, allocatable: Allocatable) -> NodeSummary:
 
 def rule_out(summary: NodeSummary, facts: PodFacts, *, runs_here: bool) -> RuleOut | None:
     """The first rule that refuses the pod on this node, or None (module docstring)."""
-    if not fits(summary, facts):
-        failures = fit_failures(facts.wanted, summary.used, summary.count, summary.allocatable)
-        first = failures[0]  # fits() is False exactly when there is one (tests)
+    first = first_fit_failure(summary, facts)
+    if first is not None:
         return RuleOut(first.reason, first.message, f"{first.resource} headroom")
     needs = facts.needs[summary.pod_level_resources]
     if runs_here or needs is None or summary.exclusive_free is None:
