@@ -174,7 +174,8 @@ HERE = 'cpumanager_extender_exact_checks_total{where="process"}'
 
 
 def run_mix(mix: str, count: int, calls: int, specs: int, workers: int | None) -> None:
-    config = ExtenderConfig(token=TOKEN, stale_after=1e9, workers=workers)
+    options = {} if workers is None else {"workers": workers}
+    config = ExtenderConfig(token=TOKEN, stale_after=1e9, **options)
     ext, server, thread = start_extender(config)
     rng = random.Random(15)
     names = []
