@@ -45,7 +45,7 @@ from cpumanager.checkpoint.plainjson import (
     ints_within,
     load_plain,
     marshal_safe,
-    no_cycle_collection,
+    without_cycle_collection,
 )
 
 __all__ = ["decode_device_plain", "decode_device_tree", "marshal_device", "spew_device"]
@@ -287,6 +287,9 @@ def decode_device_tree(document: PlainDocument) -> DeviceManagerCheckpoint | Non
 
 def decode_device_plain(data: bytes) -> DeviceManagerCheckpoint | None:
     """The checkpoint a released kubelet reads from ``data``, when it is plain V2 and verifies."""
-    with no_cycle_collection():
-        document = load_plain(data)
-        return None if document is None else decode_device_tree(document)
+    return without_cycle_collection(_read, data)
+
+
+def _read(data: bytes) -> DeviceManagerCheckpoint | None:
+    document = load_plain(data)
+    return None if document is None else decode_device_tree(document)

@@ -16,6 +16,7 @@ checkpoint back, byte for byte.
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from cpumanager.checkpoint import codec, fastjson, gojson
@@ -117,23 +118,36 @@ def _decode_plain(data: bytes) -> tuple[CheckpointKind, AnyCheckpoint] | None:
     """A usual memory or device file through the fast readers; None: the faithful path."""
     if b'"machineState"' not in data and b'"Data"' not in data:
         return None  # a CPU file (the codec has its own fast path) or something unusual
-    from cpumanager.checkpoint import plainjson
+    plainjson = _fast_readers()[0]
+    return plainjson.without_cycle_collection(_read_plain, data)  # type: ignore[no-any-return]
 
-    with plainjson.no_cycle_collection():
-        document = plainjson.load_plain(data)
-        if document is None:
-            return None
-        if "machineState" in document.tree:
-            from cpumanager.checkpoint import memory_read
 
-            found = memory_read.decode_memory_tree(document)
-            return None if found is None else ("memory", found)
-        if "Data" in document.tree:
-            from cpumanager.checkpoint import device_fast
-
-            device = device_fast.decode_device_tree(document)
-            return None if device is None else ("device", device)
+def _read_plain(data: bytes) -> tuple[CheckpointKind, AnyCheckpoint] | None:
+    plainjson, memory_read, device_fast = _fast_readers()
+    document = plainjson.load_plain(data)
+    if document is None:
+        return None
+    if "machineState" in document.tree:
+        found = memory_read.decode_memory_tree(document)
+        return None if found is None else ("memory", found)
+    if "Data" in document.tree:
+        device = device_fast.decode_device_tree(document)
+        return None if device is None else ("device", device)
     return None
+
+
+_readers: tuple[ModuleType, ModuleType, ModuleType] | None = None
+
+
+def _fast_readers() -> tuple[ModuleType, ModuleType, ModuleType]:
+    """plainjson, memory_read and device_fast, imported on the first memory or device file
+    (not at start: most commands never read one) and kept (no import statement per call)."""
+    global _readers  # noqa: PLW0603 - resolved once, lazily
+    if _readers is None:
+        from cpumanager.checkpoint import device_fast, memory_read, plainjson
+
+        _readers = (plainjson, memory_read, device_fast)
+    return _readers
 
 
 def encode_any(checkpoint: AnyCheckpoint) -> bytes:

@@ -46,7 +46,7 @@ from cpumanager.checkpoint.plainjson import (
     ints_within,
     keys_sorted,
     load_plain,
-    no_cycle_collection,
+    without_cycle_collection,
 )
 
 __all__ = ["decode_memory_plain", "decode_memory_tree"]
@@ -201,6 +201,9 @@ def decode_memory_tree(document: PlainDocument) -> MemoryManagerCheckpoint | Non
 
 def decode_memory_plain(data: bytes) -> MemoryManagerCheckpoint | None:
     """The checkpoint a released kubelet reads from ``data``, when it is plain and verifies."""
-    with no_cycle_collection():
-        document = load_plain(data)
-        return None if document is None else decode_memory_tree(document)
+    return without_cycle_collection(_read, data)
+
+
+def _read(data: bytes) -> MemoryManagerCheckpoint | None:
+    document = load_plain(data)
+    return None if document is None else decode_memory_tree(document)

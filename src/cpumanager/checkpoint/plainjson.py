@@ -18,14 +18,13 @@ from __future__ import annotations
 import gc
 import json
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
 from itertools import repeat
 from typing import Any, NamedTuple, TypeVar
 
 __all__ = [
     "marshal_safe",
-    "no_cycle_collection",
+    "without_cycle_collection",
     "INT64_MAX",
     "INT64_MIN",
     "UINT64_MAX",
@@ -40,6 +39,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 UINT64_MAX = (1 << 64) - 1
 INT64_MIN = -(1 << 63)
@@ -161,9 +161,8 @@ def marshal_safe(text: str) -> bool:
     )
 
 
-@contextmanager
-def no_cycle_collection() -> Iterator[None]:
-    """The cycle collector held off while a reader builds a checkpoint's objects.
+def without_cycle_collection(build: Callable[[T], R], value: T) -> R:
+    """``build(value)`` with the cycle collector held off while a reader builds objects.
 
     The scanner's tree and the values built from it are thousands of containers without a
     cycle; each 700 made starts a collection that walks the young ones again (a third of a
@@ -173,7 +172,7 @@ def no_cycle_collection() -> Iterator[None]:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        yield
+        return build(value)
     finally:
         if enabled:
             gc.enable()
