@@ -261,3 +261,22 @@ def test_bulk_masks_cover_every_list_shape() -> None:
     for lists in shapes:
         found = fast_read._cpu_masks(",".join(lists), lists)
         assert found == [parse_cpu_list(text).bits for text in lists], lists
+
+
+@given(st.lists(LISTS, min_size=1, max_size=8), st.one_of(CPU_SETS.map(str), ODD_LISTS))
+@settings(max_examples=300)
+def test_usual_masks_match_the_exact_parser(lists: list[str], default: str) -> None:
+    """One range per list and ranges in the default set, or None (the general reader)."""
+    found = fast_read._usual_masks(",".join(lists), len(lists), default, json.loads)
+    if found is None:
+        return
+    assert len(found) == len(lists) + 1
+    for text, mask in zip([*lists, default], found, strict=True):
+        assert CPUSet.from_bits(mask) == parse_cpu_list(text)
+
+
+def test_usual_masks_take_the_usual_lists() -> None:
+    found = fast_read._usual_masks("8-9,10-13", 2, "0-7,14-15", json.loads)
+    assert found == [0b11 << 8, 0b1111 << 10, 0xFF | 0b11 << 14]
+    assert fast_read._usual_masks("8-9,10", 2, "0-7", json.loads) is None  # a single id
+    assert fast_read._usual_masks("8-9,10-11,12-13", 2, "0-7", json.loads) is None  # 2 in one

@@ -15,10 +15,11 @@ from __future__ import annotations
 import operator
 import re
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import reduce
 from itertools import chain, compress, islice, repeat
 from types import MappingProxyType
+from typing import Any
 
 from cpumanager.checkpoint.checksum import fnv1a_32
 from cpumanager.checkpoint.fast import (
@@ -123,7 +124,10 @@ def _read_entries(found: re.Match[bytes]) -> ReadV2 | None:
     if checksum != 0 and checksum != _checksum_of(found[1], found[2], spew_written(body)):
         return None
     default_text = found[2].decode()
-    if default_text:
+    masks = _usual_masks(lists_text, len(values), default_text, loads)
+    if masks is not None:
+        pass
+    elif default_text:
         joined = f"{lists_text},{default_text}" if values else default_text
         masks = _cpu_masks(joined, [*values, default_text])
     else:
@@ -144,6 +148,42 @@ def _read_entries(found: re.Match[bytes]) -> ReadV2 | None:
 def _checksum_of(policy: bytes, default: bytes, spewed: bytes) -> int:
     parts = (_PREFIX_BYTES, policy, _DEFAULT_BYTES, default, _ENTRIES_BYTES, spewed, _SUFFIX_BYTES)
     return fnv1a_32(b"".join(parts))
+
+
+def _usual_masks(
+    lists_text: str, count: int, default_text: str, loads: Callable[[str], Any]
+) -> list[int] | None:
+    """The masks of ``count`` CPU lists of one ``a-b`` range each and of the default set
+    (``a-b`` ranges), last; None for anything else (then :func:`_cpu_masks` decides)."""
+    if not count or not default_text:
+        return None
+    joined = f"{lists_text},{default_text}"
+    separators = joined.encode().translate(None, _DIGITS)
+    size = len(separators)
+    # "-" then "," alternating, and as many ids as the lists and the default's ranges hold
+    if (
+        not size & 1
+        or separators != _ALTERNATING[:size]
+        or size + 1 != 2 * count + 2 * (default_text.count(",") + 1)
+    ):
+        return None
+    try:
+        ids = loads(f"[{joined.replace('-', ',')}]")
+    except ValueError:
+        return None  # an empty id, a leading zero
+    starts = ids[0::2]
+    ends = ids[1::2]
+    if max(ends) > MAX_CHECKPOINT_CPU_ID:
+        return None
+    try:  # a run of width w (end - start) is _RUNS[w]; a wide or reversed one is not there
+        masks = list(
+            map(operator.lshift, map(_RUNS.__getitem__, map(operator.sub, ends, starts)), starts)
+        )
+    except KeyError:
+        return None
+    if len(masks) > count + 1:
+        masks[count:] = [reduce(operator.or_, masks[count:])]
+    return masks
 
 
 def _cpu_masks(joined: str, lists: list[str]) -> list[int] | None:
