@@ -2,11 +2,11 @@
 
 Rows: states of 10, 100 and 1,000 containers (5 per pod, 2 CPUs each, on a machine with
 enough CPUs). Prints the kubelet's figure (``kubelet_figures.json``) and microseconds per
-call (fastest call) for encode+checksum (``encode_v2``) and for decode+verify+parse (the
-kubelet's restore: V1 attempt, V2 attempt, checksum, CPU lists; the map of the containers
-found at start is an input, built once), warm and with the CPU-list caches emptied and a
-state never seen before on each call (cold),
-the file size, and durable commits per second (temp file, fsync, rename, directory fsync)
+call (fastest call; the median call beside it, for the load) for encode+checksum
+(``encode_v2``) and for decode+verify+parse (the kubelet's restore: V1 attempt, V2 attempt,
+checksum, CPU lists; the map of the containers found at start is an input, built once),
+warm and with the CPU-list caches emptied and a state never seen before on each call
+(cold), the file size, and durable commits per second (temp file, fsync, rename, directory fsync)
 through ``CheckpointStore.save`` in a temp directory on the disk given by ``--dir``.
 
 The same two figures for ``memory_manager_state`` (10/100/1,000 containers with one memory
@@ -31,7 +31,7 @@ import time
 from itertools import cycle
 from pathlib import Path
 
-from kubelet import best_call_us, figures, load_note
+from kubelet import call_us, figures, load_note
 
 from cpumanager.adapters.checkpoint_store import CheckpointStore
 from cpumanager.adapters.filestore import write_atomic
@@ -111,7 +111,7 @@ def main() -> None:
     go = figures()["checkpoint_v2_us"]
     print(
         f"{'containers':>10} {'bytes':>8} {'kubelet us':>10} {'encode+checksum us':>19}"
-        f" {'(cold)':>8} {'decode+verify us':>17} {'(cold)':>8}"
+        f" {'(cold)':>8} {'decode+verify us':>17} {'(cold)':>8}  {_MEDIANS}"
     )
     running = ContainerMap()  # the containers found at start: an input, built once
     for containers in (10, 100, 1000):
@@ -123,17 +123,22 @@ def main() -> None:
                 d, source="bench", configured_policy="static", container_map=running
             )
 
-        encode = best_call_us(lambda s=state: codec.encode_v2(s))
-        decode = best_call_us(restore)
+        encode, encode_median = call_us(lambda s=state: codec.encode_v2(s))
+        decode, decode_median = call_us(restore)
         # cold: a state never seen before on every call (other CPUSet objects and lists, in
         # rotation through more than the caches hold) and the CPU-list caches emptied
         fresh = cycle([make_state(containers, shift) for shift in range(1, 9)])
         fresh_files = cycle([codec.encode_v2(other) for other in (next(fresh) for _ in range(8))])
-        encode_cold = best_call_us(lambda f=fresh: (fast.clear_caches(), codec.encode_v2(next(f))))
-        decode_cold = best_call_us(lambda f=fresh_files: (fast.clear_caches(), restore(next(f))))
+        encode_cold, encode_cold_median = call_us(
+            lambda f=fresh: (fast.clear_caches(), codec.encode_v2(next(f)))
+        )
+        decode_cold, decode_cold_median = call_us(
+            lambda f=fresh_files: (fast.clear_caches(), restore(next(f)))
+        )
+        medians = (encode_median, encode_cold_median, decode_median, decode_cold_median)
         print(
             f"{containers:>10} {len(data):>8} {go[str(containers)]:>10} {encode:>19.1f}"
-            f" {encode_cold:>8.1f} {decode:>17.1f} {decode_cold:>8.1f}"
+            f" {encode_cold:>8.1f} {decode:>17.1f} {decode_cold:>8.1f}  {_medians(medians)}"
         )
     print(f"kubelet figures: {figures()['source']}; {load_note()}")
 
@@ -171,28 +176,39 @@ def memory_and_device() -> None:
         print(f"\n{title}")
         print(
             f"{'entries':>10} {'bytes':>8} {'target us':>10} {'encode+checksum us':>19}"
-            f" {'(cold)':>8} {'decode+verify us':>17} {'(cold)':>8}  verdict"
+            f" {'(cold)':>8} {'decode+verify us':>17} {'(cold)':>8}  {_MEDIANS}  verdict"
         )
         for size in (10, 100, 1000):
             value = make(size)
             data = encode_fn(value)
             assert decode_any(data)[0] in ("memory", "device")
-            encode = best_call_us(lambda v=value, f=encode_fn: f(v))
-            decode = best_call_us(lambda d=data: decode_any(d))
+            encode, encode_median = call_us(lambda v=value, f=encode_fn: f(v))
+            decode, decode_median = call_us(lambda d=data: decode_any(d))
             values = cycle([make(size, shift) for shift in range(1, 9)])
             files = cycle([encode_fn(make(size, shift)) for shift in range(11, 19)])
-            encode_cold = best_call_us(lambda v=values, f=encode_fn: f(next(v)))
-            decode_cold = best_call_us(lambda f=files: decode_any(next(f)))
+            encode_cold, encode_cold_median = call_us(lambda v=values, f=encode_fn: f(next(v)))
+            decode_cold, decode_cold_median = call_us(lambda f=files: decode_any(next(f)))
+            medians = (encode_median, encode_cold_median, decode_median, decode_cold_median)
             target = per_byte["value"] * len(data)
             worst = max(encode, encode_cold, decode, decode_cold)
             verdict = "met" if worst <= target else f"MISSED ({worst / target:.2f}x the target)"
             print(
                 f"{size:>10} {len(data):>8} {target:>10.0f} {encode:>19.1f} {encode_cold:>8.1f}"
-                f" {decode:>17.1f} {decode_cold:>8.1f}  {verdict}"
+                f" {decode:>17.1f} {decode_cold:>8.1f}  {_medians(medians)}  {verdict}"
             )
         print(
             f"target: {per_byte['value']} us x bytes (derived: kubelet_figures.json); {load_note()}"
         )
+
+
+# The median call of the same four measures: not what the targets are judged on (the
+# fastest call is), but what shows the load, and a fastest call that is a clock artefact.
+_MEDIANS = f"{'median: encode':>15} {'(cold)':>8} {'decode':>8} {'(cold)':>8}"
+
+
+def _medians(values: tuple[float, float, float, float]) -> str:
+    encode, encode_cold, decode, decode_cold = values
+    return f"{encode:>15.1f} {encode_cold:>8.1f} {decode:>8.1f} {decode_cold:>8.1f}"
 
 
 def _encode_memory(value: object) -> bytes:
