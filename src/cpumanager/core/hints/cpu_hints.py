@@ -53,9 +53,11 @@ def generate_cpu_hints(
     need = count - reuse.bit_count()
     free = available.bits
     return tuple(
-        yes if size == min_affinity or sockets == min_sockets else no
-        for cpus, size, sockets, yes, no in table.rows
-        if not reuse & ~cpus and (free & cpus).bit_count() >= need
+        [
+            yes if size == min_affinity or sockets == min_sockets else no
+            for cpus, size, sockets, yes, no in table.rows
+            if not reuse & ~cpus and (free & cpus).bit_count() >= need
+        ]
     )
 
 

@@ -65,7 +65,10 @@ def updated_reuse(
 ) -> ReusableCPUs:
     """The kubelet's updateCPUsToReuse: init containers lend, everything else consumes."""
     lent = reuse.for_pod(pod.uid)
-    lent = lent | cpus if container.kind is ContainerKind.INIT else lent - cpus
+    if container.kind is ContainerKind.INIT:
+        lent = lent | cpus
+    elif lent:  # nothing lent: nothing to consume
+        lent = lent - cpus
     return ReusableCPUs(pod.uid, lent)
 
 
