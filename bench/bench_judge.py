@@ -5,8 +5,10 @@ random running pods, seed 15) and prepared once each (``extender.prepared.prepar
 round takes new pod objects for 1, 2, 3, 4, 6, 8 CPUs and 500m (never seen before, as in a
 cold filter call) and, for every node the summary does not rule out, calls
 ``judge(prepared, pod)`` once per admission key, as the filter does. Printed: microseconds
-per judge (median over rounds, wall and process CPU time), per pod and in all, and the
-verdicts (so a change that alters them shows).
+per judge (median over rounds, wall and process CPU time), per pod and in all. Then the
+verdicts of a wider set, by reason, with a digest of them in full (words included), so a
+change that alters one shows: these pods, the same with two containers each (some
+refused), each alone and after another pod assumed on the node.
 
     PYTHONPATH=src:. python bench/bench_judge.py [--nodes 1000 --rounds 5] [--profile]
 """
@@ -88,14 +90,21 @@ def one_round(nodes: list[PreparedNode], round_no: int) -> dict[str, tuple[int, 
 
 
 def verdicts(nodes: list[PreparedNode]) -> tuple[Counter[str], str]:
-    """Outcomes by pod and reason, and a digest of every verdict in full (words included)."""
+    """Outcomes by reason, and a digest of every verdict in full (words included)."""
     counts: Counter[str] = Counter()
     digest = hashlib.sha256()
-    for cpu, pod in new_pods(-1).items():
+    # and two containers each: refusals the summary leaves to the exact check
+    pairs = [pod_from_manifest(pod_json(f"pair-{cpu}", cpu, containers=2)) for cpu in POD_CPUS]
+    pods = [*new_pods(-1).values(), *pairs]
+    assumed = [pod_from_manifest(pod_json("assumed", "2"))]
+    for pod in pods:
         for node in checked(nodes, pod):
             verdict = judge(node, pod)
-            counts[f"{cpu}: {verdict.reason or 'admitted'}"] += 1
+            counts[verdict.reason or "admitted"] += 1
             digest.update(repr(verdict).encode())
+            after = judge(node, pod, assumed=assumed)  # another pod assumed there first
+            counts[(after.reason or "admitted") + " (after an assumed pod)"] += 1
+            digest.update(repr(after).encode())
     return counts, digest.hexdigest()[:16]
 
 
