@@ -176,9 +176,7 @@ def _usual_masks(
     if max(ends) > MAX_CHECKPOINT_CPU_ID:
         return None
     try:  # a run of width w (end - start) is _RUNS[w]; a wide or reversed one is not there
-        masks = list(
-            map(operator.lshift, map(_RUNS.__getitem__, map(operator.sub, ends, starts)), starts)
-        )
+        masks = [_RUNS[end - start] << start for start, end in zip(starts, ends, strict=True)]
     except KeyError:
         return None
     if len(masks) > count + 1:
