@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from cpumanager.extender.fanout import Fanout, FanoutSettings, Job, usable_cpus
+from cpumanager.extender.fanout import DEFAULT_MAX, Fanout, FanoutSettings, Job, usable_cpus
 from cpumanager.extender.judge import Verdict
 from cpumanager.extender.server import ExtenderConfig
 from tests.extender.conftest import TOKEN, Extender, start_extender
@@ -171,6 +171,12 @@ def test_a_failed_fork_leaves_the_share_to_the_process(fanouts) -> None:
 def test_process_count(workers: int | None, threshold: int, count: int, processes: int) -> None:
     settings = FanoutSettings(workers=workers, threshold=threshold, cpus=lambda: 2)
     assert Fanout(_pid, int, settings).processes(count) == processes
+
+
+@pytest.mark.parametrize(("workers", "processes"), [(None, DEFAULT_MAX), (16, 16), (1, 1)])
+def test_the_default_stays_small_on_a_big_machine(workers: int | None, processes: int) -> None:
+    settings = FanoutSettings(workers=workers, threshold=0, cpus=lambda: 64)
+    assert Fanout(_pid, int, settings).processes(1000) == processes
 
 
 def test_one_cpu_means_no_fork(fanouts) -> None:

@@ -86,8 +86,8 @@ def read_token(path: Path) -> bytes:
     "--workers",
     type=click.IntRange(min=1),
     default=None,
-    help="Processes for one call's exact checks (forked per call); 1: no fan-out. "
-    "[default: the usable CPUs]",
+    help="Processes for the exact checks (forked workers that hold the nodes); 1: none. "
+    "Under a CPU quota, give the quota. [default: the usable CPUs, at most 4]",
 )
 @click.option("--tls-cert", type=click.Path(path_type=Path, dir_okay=False), default=None)
 @click.option("--tls-key", type=click.Path(path_type=Path, dir_okay=False), default=None)

@@ -56,7 +56,15 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-__all__ = ["ChildHook", "Fanout", "FanoutCounts", "FanoutSettings", "Job", "usable_cpus"]
+__all__ = [
+    "DEFAULT_MAX",
+    "ChildHook",
+    "Fanout",
+    "FanoutCounts",
+    "FanoutSettings",
+    "Job",
+    "usable_cpus",
+]
 
 R = TypeVar("R")
 
@@ -68,6 +76,9 @@ _HEADER = struct.Struct(">Q")  # every message: its length, then a pickle
 _READ_CHUNK = 1 << 16
 _BYTES_PER_RESULT = 1 << 16  # a worker answering with more than this per job sends garbage
 _STALE_SHARE = 0.25  # re-fork when more of a run's cost than this is on stamps not held
+DEFAULT_MAX = 4
+"""Processes by default, however many CPUs are usable: each worker ends up with its own copy
+of the pages it touches, and the server's one-core pass over the nodes bounds the gain."""
 
 
 def usable_cpus() -> int:
@@ -91,7 +102,8 @@ class Job:
 
 @dataclass(frozen=True, slots=True)
 class FanoutSettings:
-    """``workers``: at most this many processes (None: every usable CPU); ``threshold``:
+    """``workers``: at most this many processes (None: the usable CPUs, at most
+    :data:`DEFAULT_MAX`); ``threshold``:
     fewer jobs than this run in-process; ``patience`` and ``ratio``: the workers' deadline
     (module docstring); ``cpus`` (how many CPUs are usable) and ``fork`` are ports tests
     replace; ``child_hook``: see :data:`ChildHook`."""
@@ -212,7 +224,7 @@ class Fanout(Generic[R]):
         if jobs < max(1, settings.threshold):
             return 1
         cpus = settings.cpus()
-        wanted = cpus if settings.workers is None else min(settings.workers, cpus)
+        wanted = min(cpus, DEFAULT_MAX) if settings.workers is None else min(settings.workers, cpus)
         return max(1, min(wanted, jobs))
 
     def run(

@@ -68,7 +68,7 @@ class ExtenderConfig:
     assume_ttl: float = 30.0
     assume: str = "best"
     max_body: int = MAX_BODY_BYTES
-    workers: int | None = None  # processes for exact checks; None: every usable CPU
+    workers: int | None = None  # processes for exact checks; None: usable CPUs, at most 4
     fanout_threshold: int = 64  # fewer pending exact checks than this run in-process
 
 
