@@ -105,6 +105,7 @@ class TopologyIndex:
     __slots__ = (
         "_smallest",
         "all_bits",
+        "answers",
         "core_bits",
         "cpus_per_core",
         "cpus_per_uncore",
@@ -140,6 +141,9 @@ class TopologyIndex:
         self.cpus_per_uncore = topology.cpus_per_uncore_cache
         self.numa_first = topology.num_sockets >= topology.num_numa_nodes
         self._smallest: dict[str, int] = {}
+        # take_by_topology's answers on this machine (take.py): (available, count, options)
+        # -> the CPUs taken, as bits
+        self.answers: dict[tuple[int, int, object], int] = {}
 
     def smallest(self, level: str) -> int:
         """CPUs of the smallest ``core``, ``socket``, ``numa`` node or ``l3`` cache (1: none).

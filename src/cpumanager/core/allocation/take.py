@@ -8,18 +8,25 @@
 
 ``count <= 0`` returns the empty set before anything else; asking for more CPUs than
 ``available`` holds raises :class:`NotEnoughCPUsError` with the kubelet's text.
+
+The answer is a pure function of the machine, the available CPUs, the count and the
+options, so answers given without a trace are kept with the machine's index (shared by
+equal machines, bounded): nodes of one shape often take from the same free CPUs (a whole
+free NUMA node), and the extender checks thousands of them. Refusals are not kept.
 """
 
 from __future__ import annotations
 
 from cpumanager.core.allocation.distribute import take_distributed
-from cpumanager.core.allocation.index import topology_index
+from cpumanager.core.allocation.index import TopologyIndex, topology_index
 from cpumanager.core.allocation.options import StaticPolicyOptions
 from cpumanager.core.allocation.packed import take_packed
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.topology import CPUTopology
 
-__all__ = ["take_by_topology"]
+__all__ = ["ANSWERS_LIMIT", "take_by_topology"]
+
+ANSWERS_LIMIT = 4096  # answers kept per machine; the table starts over when full
 
 
 def take_by_topology(
@@ -32,9 +39,28 @@ def take_by_topology(
 ) -> CPUSet:
     """The CPUs the kubelet's static policy would pick; ``trace`` collects the steps."""
     ix = topology_index(topology)
+    if trace is None:
+        key = (available.bits, count, options)
+        found = ix.answers.get(key)
+        if found is None:
+            found = _take(ix, available, count, options, None)
+            if len(ix.answers) >= ANSWERS_LIMIT:
+                ix.answers.clear()
+            ix.answers[key] = found
+        return CPUSet.from_bits(found)
+    return CPUSet.from_bits(_take(ix, available, count, options, trace))
+
+
+def _take(
+    ix: TopologyIndex,
+    available: CPUSet,
+    count: int,
+    options: StaticPolicyOptions,
+    trace: list[str] | None,
+) -> int:
     spread = options.distribute_cpus_across_cores
     if options.distribute_cpus_across_numa:
-        group = topology.cpus_per_core if options.full_pcpus_only else 1
+        group = ix.cpus_per_core if options.full_pcpus_only else 1
         bits = take_distributed(
             ix,
             available.bits,
@@ -54,4 +80,4 @@ def take_by_topology(
             uncore=options.prefer_align_cpus_by_uncorecache,
             trace=trace,
         )
-    return CPUSet.from_bits(bits)
+    return bits
