@@ -7,7 +7,8 @@ cold filter call) and, for every node the summary does not rule out, calls
 ``judge(prepared, pod)`` once per admission key, as the filter does. Printed: microseconds
 per judge (median over rounds, wall and process CPU time), per pod and in all, and for the
 first round alone (the per-node tables built on first use, and the answers kept across
-nodes (take_by_topology's, the short merges') starting empty: a fresh extender). Then the
+nodes (take_by_topology's, the CPU hints', the short merges') starting empty: a fresh
+extender). Then the
 verdicts of a wider set, by reason, with a digest of them in full (words included), so a
 change that alters one shows: these pods, the same with two containers each (some
 refused), each alone and after another pod assumed on the node.
@@ -30,6 +31,7 @@ from typing import Any
 from tests.extender.nodes import busy_snapshot, pod_json
 
 from cpumanager.core.allocation.index import topology_index
+from cpumanager.core.hints.cpu_hints import mask_table
 from cpumanager.core.merge import policies
 from cpumanager.core.workload import Pod
 from cpumanager.extender.judge import judge
@@ -71,10 +73,12 @@ def checked(nodes: list[PreparedNode], pod: Pod) -> list[PreparedNode]:
 
 
 def forget_kept_answers(nodes: list[PreparedNode]) -> None:
-    """Empty the answers kept across nodes (take_by_topology's per machine, the short
-    merges'), filled while the nodes were built: the first round starts without them."""
+    """Empty the answers kept across nodes (take_by_topology's and the CPU hints' per
+    machine, the short merges'), filled while the nodes were built: the first round starts
+    without them."""
     for node in nodes:
         getattr(topology_index(node.base.topology), "answers", {}).clear()
+        getattr(mask_table(node.base.topology), "answers", {}).clear()
     getattr(policies, "_SMALL_ANSWERS", {}).clear()
 
 

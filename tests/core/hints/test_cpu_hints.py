@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from cpumanager.core.bitmask import iterate_masks
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.hints.cpu_hints import (
+    ANSWERS_LIMIT,
     TABLE_NODES,
     _generate_cpu_hints,
     cpu_hint_source,
@@ -111,9 +112,38 @@ def test_tabled_hints_equal_the_direct_walk(
     topo, available, reusable, count, align = case
     assert mask_table(topo) is not None
     kwargs = {"available": available, "reusable": reusable, "count": count}
-    assert generate_cpu_hints(topo, **kwargs, align_by_socket=align) == _generate_cpu_hints(
-        topo, **kwargs, align_by_socket=align
+    direct = _generate_cpu_hints(topo, **kwargs, align_by_socket=align)
+    # computed, then kept with the machine's table (shared by an equal machine): the same
+    for machine in (topo, _twin(topo), topo):
+        assert generate_cpu_hints(machine, **kwargs, align_by_socket=align) == direct
+        assert generate_cpu_hints(machine, **kwargs, align_by_socket=not align) == (
+            _generate_cpu_hints(topo, **kwargs, align_by_socket=not align)
+        )
+
+
+def _twin(topology: CPUTopology) -> CPUTopology:
+    """An equal machine as another object."""
+    num_cpus, num_cores, num_sockets, num_numa_nodes, num_uncore_caches = topology.counters()
+    twin = CPUTopology(
+        topology.cpus.values(),
+        numa_nodes=topology.numa_nodes,
+        num_cpus=num_cpus,
+        num_cores=num_cores,
+        num_sockets=num_sockets,
+        num_numa_nodes=num_numa_nodes,
+        num_uncore_caches=num_uncore_caches,
     )
+    assert twin == topology
+    return twin
+
+
+def test_kept_hints_are_bounded() -> None:
+    topo = MACHINES["2s2n3c2t"]
+    table = mask_table(topo)
+    assert table is not None
+    for bits in range(ANSWERS_LIMIT + 5):
+        generate_cpu_hints(topo, available=CPUSet.from_bits(bits), reusable=CPUSet(), count=1)
+    assert 0 < len(table.answers) <= ANSWERS_LIMIT
 
 
 def test_mask_table_is_built_once_per_topology_and_not_past_eight_nodes() -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from types import MappingProxyType
 
 from cpumanager.core.bitmask import iterate_masks
@@ -22,11 +23,21 @@ from cpumanager.core.hints.hint import TopologyHint
 from cpumanager.core.hints.source import CapacityHintSource
 from cpumanager.core.topology import CPUTopology
 
-__all__ = ["TABLE_NODES", "MaskTable", "cpu_hint_source", "generate_cpu_hints", "mask_table"]
+__all__ = [
+    "ANSWERS_LIMIT",
+    "TABLE_NODES",
+    "MaskTable",
+    "cpu_hint_source",
+    "generate_cpu_hints",
+    "mask_table",
+]
 
 # Up to this many NUMA nodes with CPUs, the subsets are tabled once per topology (255
 # entries at 8 nodes, the most the kubelet lists); past it hints are computed directly.
 TABLE_NODES = 8
+# Hints are a pure function of the machine, the free and reusable CPUs, the count and
+# align-by-socket: answers are kept with the machine's table, at most this many.
+ANSWERS_LIMIT = 4096
 
 
 def generate_cpu_hints(
@@ -47,6 +58,19 @@ def generate_cpu_hints(
             count=count,
             align_by_socket=align_by_socket,
         )
+    key = (available.bits, reusable.bits, count, align_by_socket)
+    found = table.answers.get(key)
+    if found is None:
+        found = _tabled_hints(table, available, reusable, count, align_by_socket)
+        if len(table.answers) >= ANSWERS_LIMIT:
+            table.answers.clear()
+        table.answers[key] = found
+    return found
+
+
+def _tabled_hints(
+    table: MaskTable, available: CPUSet, reusable: CPUSet, count: int, align_by_socket: bool
+) -> tuple[TopologyHint, ...]:
     min_affinity = table.min_affinity(count)
     min_sockets = table.min_sockets(min_affinity) if align_by_socket else None
     reuse = reusable.bits
@@ -85,6 +109,11 @@ class MaskTable:
     # per-request loop unpacks them faster than it reads attributes
     rows: tuple[tuple[int, int, int, TopologyHint, TopologyHint], ...] = ()
     cpus_of: Mapping[int, int] = field(default_factory=dict)  # mask bits -> its CPUs' bits
+    # generate_cpu_hints' answers on this machine: (free, reusable, count, align-by-socket)
+    # -> the hints (bounded; the table is shared by equal machines)
+    answers: dict[tuple[int, int, int, bool], tuple[TopologyHint, ...]] = field(
+        default_factory=dict, compare=False, hash=False, repr=False
+    )
 
     def min_affinity(self, count: int) -> int:
         """Fewest nodes whose total CPUs (free or not) could hold ``count``."""
@@ -100,9 +129,15 @@ class MaskTable:
 
 
 def mask_table(topology: CPUTopology) -> MaskTable | None:
-    """The topology's :class:`MaskTable`, built once per topology and kept with it; None
-    past ``TABLE_NODES`` NUMA nodes with CPUs (2^N entries: hints are computed directly)."""
-    return topology.derived("cpu-hint-masks", _build_mask_table)
+    """The topology's :class:`MaskTable`, built once per machine (equal machines share it,
+    through a small LRU keyed by the topology value) and kept with the topology; None past
+    ``TABLE_NODES`` NUMA nodes with CPUs (2^N entries: hints are computed directly)."""
+    return topology.derived("cpu-hint-masks", _shared_mask_table)
+
+
+@lru_cache(maxsize=16)
+def _shared_mask_table(topology: CPUTopology) -> MaskTable | None:
+    return _build_mask_table(topology)
 
 
 def _build_mask_table(topology: CPUTopology) -> MaskTable | None:
