@@ -30,6 +30,7 @@ from tests.extender.nodes import make_snapshot, pod_json
 
 from cpumanager.adapters.memory_store import InMemoryStore
 from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.kept import KEEP
 from cpumanager.core.workload import Pod
 from cpumanager.formats.manifest import pod_from_manifest
 from cpumanager.manager.node import Node
@@ -160,6 +161,8 @@ def main() -> None:
         help="cProfile one case, e.g. '32c/4n single-numa/guaranteed 3'",
     )
     args = parser.parse_args()
+    KEEP.on = False  # each call does the work: no answers kept from an earlier call
+    print("answers kept across calls: off (core/kept.py): every call does the work")
     clone = clone_restart if args.restart else clone_fork
     if args.profile:
         shape_name, _, pod_name = args.profile.rpartition("/")

@@ -27,6 +27,7 @@ from cpumanager.core.allocation.options import StaticPolicyOptions
 from cpumanager.core.allocation.take import take_by_topology
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.hints.cpu_hints import generate_cpu_hints
+from cpumanager.core.kept import KEEP
 from cpumanager.core.merge.options import NUMAInfo
 from cpumanager.core.merge.policies import merge
 from cpumanager.formats.machine_format import topology_to_dict
@@ -121,6 +122,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
+    KEEP.on = False  # each call does the work: no answers kept from an earlier call
+    print("answers kept across calls: off (core/kept.py): every call does the work")
     lines(args.repeat)
     batches(args.repeat)
 

@@ -32,6 +32,7 @@ from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.hints.cpu_hints import cpu_hint_source, generate_cpu_hints
 from cpumanager.core.hints.hint import TopologyHint
 from cpumanager.core.hints.source import CapacityHintSource
+from cpumanager.core.kept import KEEP
 from cpumanager.core.merge.exact import merge_exact
 from cpumanager.core.merge.fast import merge_fast
 from cpumanager.core.merge.options import NUMAInfo
@@ -294,6 +295,8 @@ def bench_explicit_worst_case() -> None:
 
 
 def main() -> None:
+    KEEP.on = False  # each call does the work: no answers kept from an earlier call
+    print("answers kept across calls: off (core/kept.py): every call does the work")
     print(f"{'case':<58} {'time':>13} {'peak':>12}  notes")
     if "--only-explicit" in sys.argv:
         bench_explicit_worst_case()

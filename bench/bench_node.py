@@ -30,6 +30,7 @@ from cpumanager.adapters.node_collect import (
     write_snapshot,
 )
 from cpumanager.core.ids import ContainerName, PodUID
+from cpumanager.core.kept import KEEP
 from cpumanager.core.workload import Container, Pod
 from cpumanager.formats.kubelet_config import KubeletConfig
 from cpumanager.nodeanswers.nrt import node_resource_topology
@@ -74,6 +75,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
+    KEEP.on = False  # each call does the work: no answers kept from an earlier call
+    print("answers kept across calls: off (core/kept.py): every call does the work")
     with tempfile.TemporaryDirectory(prefix="cpmb", dir="/tmp") as tmp:
         root = Path(tmp)
         start = time.perf_counter()

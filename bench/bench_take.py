@@ -17,8 +17,9 @@ import argparse
 from kubelet import best_call_us, figures, load_note
 
 from cpumanager.core.allocation import StaticPolicyOptions, take_by_topology
-from cpumanager.core.allocation.index import topology_index
+from cpumanager.core.allocation.index import forget_index, topology_index
 from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.kept import KEEP
 from cpumanager.core.topology import CPUTopology
 from cpumanager.presets import synthetic
 
@@ -44,6 +45,8 @@ def main() -> None:
         "--budget", type=float, default=0.1, help="seconds of calls per figure (at least 5)"
     )
     args = parser.parse_args()
+    KEEP.on = False  # each call does the work: no answers kept from an earlier call
+    print("answers kept across calls: off (core/kept.py): every call does the work")
     worst = (0.0, "")
     header = f"{'NUMA':>4} {'CPUs':<5} {'algorithm':<11} {'n':>4} {'us/call':>10}"
     print(f"{header} {'kubelet ms':>10} {'x faster':>9} {'cold us':>8}")
@@ -76,7 +79,7 @@ def main() -> None:
                         n: int = n,
                         o: StaticPolicyOptions = options,
                     ) -> None:
-                        topology_index.cache_clear()  # a machine never seen: index + take
+                        forget_index(t)  # a machine never seen: index + take, nothing kept
                         take_by_topology(t, a, n, o)
 
                     row = f"{numa_nodes:>4} {label:<5} {algorithm:<11} {n:>4}"

@@ -185,6 +185,10 @@ class CPUTopology:
             found = self._derived[name] = build(self)
             return found
 
+    def forget(self, name: str) -> None:
+        """Drop a kept table (benches measure a machine never seen this way)."""
+        self._derived.pop(name, None)
+
     # --- counters ----------------------------------------------------------------------
 
     def counters(self) -> tuple[int, int, int, int, int]:

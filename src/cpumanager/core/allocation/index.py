@@ -23,7 +23,7 @@ from operator import attrgetter
 
 from cpumanager.core.topology import CPUInfo, CPUTopology
 
-__all__ = ["Members", "Nesting", "TopologyIndex", "popcount", "topology_index"]
+__all__ = ["Members", "Nesting", "TopologyIndex", "forget_index", "popcount", "topology_index"]
 
 # (element id, bits of that element's CPUs inside the parent element), ascending by id.
 Members = tuple[tuple[int, int], ...]
@@ -172,6 +172,9 @@ class TopologyIndex:
         return len(sockets) <= 1
 
 
+_INDEX = "allocation index"
+
+
 @lru_cache(maxsize=16)
 def _shared_index(topology: CPUTopology) -> TopologyIndex:
     return TopologyIndex(topology)
@@ -181,4 +184,11 @@ def topology_index(topology: CPUTopology) -> TopologyIndex:
     """The index of ``topology``: kept with the topology object once found (the LRU finds
     it by value, which compares whole CPU maps when equal machines are different objects:
     the extender holds one topology per node)."""
-    return topology.derived("allocation index", _shared_index)
+    return topology.derived(_INDEX, _shared_index)
+
+
+def forget_index(topology: CPUTopology) -> None:
+    """Drop the machine's index and the answers kept with it, here and in the LRU of equal
+    machines: the next take is that of a machine never seen (benches' cold figures)."""
+    topology.forget(_INDEX)
+    _shared_index.cache_clear()

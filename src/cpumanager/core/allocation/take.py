@@ -22,6 +22,7 @@ from cpumanager.core.allocation.index import TopologyIndex, topology_index
 from cpumanager.core.allocation.options import StaticPolicyOptions
 from cpumanager.core.allocation.packed import take_packed
 from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.kept import KEEP
 from cpumanager.core.topology import CPUTopology
 
 __all__ = ["ANSWERS_LIMIT", "take_by_topology"]
@@ -39,7 +40,7 @@ def take_by_topology(
 ) -> CPUSet:
     """The CPUs the kubelet's static policy would pick; ``trace`` collects the steps."""
     ix = topology_index(topology)
-    if trace is None:
+    if trace is None and KEEP.on:
         key = (available.bits, count, options)
         found = ix.answers.get(key)
         if found is None:

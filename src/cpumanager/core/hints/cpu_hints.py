@@ -21,6 +21,7 @@ from cpumanager.core.bitmask import iterate_masks
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.hints.hint import TopologyHint
 from cpumanager.core.hints.source import CapacityHintSource
+from cpumanager.core.kept import KEEP
 from cpumanager.core.topology import CPUTopology
 
 __all__ = [
@@ -58,6 +59,8 @@ def generate_cpu_hints(
             count=count,
             align_by_socket=align_by_socket,
         )
+    if not KEEP.on:
+        return _tabled_hints(table, available, reusable, count, align_by_socket)
     key = (available.bits, reusable.bits, count, align_by_socket)
     found = table.answers.get(key)
     if found is None:
