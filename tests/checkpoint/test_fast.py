@@ -58,6 +58,41 @@ def test_spew_rendering_matches_the_exact_renderer(state: StateSnapshot) -> None
         assert f"Entries:(map[string]map[string]string){spewed} " in render(checkpoint)
 
 
+# CPU lists as stored, hand-edited ones too (a comma first, a brace, a quote-free oddity)
+LIST_TEXTS = st.one_of(CPUS.map(str), st.text(alphabet=",-0189{}<", max_size=5))
+
+
+@given(st.dictionaries(NAMES, st.dictionaries(NAMES, LIST_TEXTS, max_size=4), max_size=5))
+@settings(max_examples=300)
+def test_spew_checked_is_the_whole_check_and_rendering(
+    entries: dict[str, dict[str, str]],
+) -> None:
+    dumps = fast.c_json()[1]
+    body = dumps(entries, option=fast.SORTED)
+    pods, containers = len(entries), sum(map(len, entries.values()))
+    expected = fast.spew_written(body) if fast.spew_applies(body, pods) else None
+    assert fast.spew_checked(body, pods, containers) == expected
+
+
+def test_spew_checked_declines_what_spew_applies_declines() -> None:
+    cases = [
+        {"p": {",c": "1"}},  # a key led by a comma
+        {",p": {"c": "1"}},
+        {"p": {"c{": "1"}},  # braces in keys
+        {"p}": {"c": "1"}},
+        {"p": {"c\\": "1"}},  # escaped on writing
+        {"p": {"c": "<"}},
+        {"p": {"c": "1"}, "q": {}},  # an empty pod: the whole check, which renders it
+    ]
+    dumps = fast.c_json()[1]
+    for entries in cases:
+        body = dumps(entries, option=fast.SORTED)
+        pods, containers = len(entries), sum(map(len, entries.values()))
+        expected = fast.spew_written(body) if fast.spew_applies(body, pods) else None
+        assert fast.spew_checked(body, pods, containers) == expected, entries
+    assert fast.spew_checked(b'{"p":{"c":"1"},"q":{}}', 2, 1) == b"map[p:map[c:1] q:map[]]"
+
+
 @given(STATES)
 @settings(max_examples=100)
 def test_decode_matches_the_exact_reader(state: StateSnapshot) -> None:

@@ -28,6 +28,7 @@ __all__ = [
     "checksum_of",
     "clean_text",
     "fnv1a_32",
+    "fnv1a_32_function",
     "fnv1a_32_reference",
     "render",
     "verifies",
@@ -62,10 +63,15 @@ _fnv_impl: Callable[[bytes], int] | None = None
 
 def fnv1a_32(data: bytes) -> int:
     """FNV-1a, 32 bits (Go's ``hash/fnv.New32a``)."""
+    return (_fnv_impl or fnv1a_32_function())(data)
+
+
+def fnv1a_32_function() -> Callable[[bytes], int]:
+    """The function :func:`fnv1a_32` calls, for a caller that saves a call per hash."""
     global _fnv_impl  # noqa: PLW0603 - resolved once, lazily, to keep imports cheap
     if _fnv_impl is None:
         _fnv_impl = _c_fnv1a_32()
-    return _fnv_impl(data)
+    return _fnv_impl
 
 
 def _clean(text: str) -> str:

@@ -55,6 +55,7 @@ __all__ = [
     "remember_cpu_set",
     "spew_entries",
     "spew_applies",
+    "spew_checked",
     "spew_written",
 ]
 
@@ -338,8 +339,34 @@ def spew_written(body: bytes) -> bytes:
     follows a ``"`` or a ``}`` (a comma inside a CPU list follows a digit; one inside a
     key follows neither).
     """
-    spaced = body.replace(b'",', b'" ').replace(b"},", b"} ").replace(b'"', b"")
-    return spaced.translate(_SPEW_TABLE).replace(b"{", b"map[")
+    spaced = body.replace(b'",', b'" ').replace(b"},", b"} ")
+    return spaced.translate(_SPEW_TABLE, b'"').replace(b"{", b"map[")
+
+
+def spew_checked(body: bytes, pods: int, containers: int) -> bytes | None:
+    """:func:`spew_written` of ``body`` when :func:`spew_applies` would hold (else None), for
+    ``body`` written back from ``pods`` maps of ``containers`` strings in all.
+
+    The same conditions, proved by cheaper passes, mostly the lengths the rewrites change:
+    no backslash, ``<``, ``>`` or ``&`` (found by ``memchr``), ``pods + 1`` closing braces,
+    one ``",`` per entry but each pod's last (one more is an empty pod or a string led by a
+    comma, its opening quote then the comma: then the whole check), and ``pods + 1``
+    opening braces.
+    """
+    if (
+        body.find(b"\\") >= 0
+        or body.find(b"<") >= 0
+        or body.find(b">") >= 0
+        or body.find(b"&") >= 0
+        or body.count(b"}") != pods + 1
+    ):
+        return None
+    spaced = body.replace(b'",', b" ")  # the quote goes anyway
+    if len(body) - len(spaced) != containers - pods:  # an empty pod, or that comma
+        return spew_written(body) if spew_applies(body, pods) else None
+    spaced = spaced.replace(b"},", b"] ").translate(_SPEW_TABLE, b'"')
+    spewed = spaced.replace(b"{", b"map[")
+    return spewed if len(spewed) - len(spaced) == 3 * (pods + 1) else None
 
 
 def decode_v2_plain(data: bytes) -> PlainV2 | None:

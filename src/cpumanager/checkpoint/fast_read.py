@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import operator
 import re
-from collections import deque
 from collections.abc import Callable, Mapping
 from functools import reduce
 from itertools import chain, compress, islice, repeat
 from types import MappingProxyType
 from typing import Any
 
-from cpumanager.checkpoint.checksum import fnv1a_32
+from cpumanager.checkpoint.checksum import fnv1a_32, fnv1a_32_function
 from cpumanager.checkpoint.fast import (
     _DEFAULT_BYTES,
     _ENTRIES_BYTES,
@@ -32,8 +31,7 @@ from cpumanager.checkpoint.fast import (
     _new_set,
     _set_bits,
     c_json,
-    spew_applies,
-    spew_written,
+    spew_checked,
 )
 from cpumanager.core.cpuset import MAX_CHECKPOINT_CPU_ID, CPUSet
 
@@ -98,8 +96,19 @@ def read_v2(data: bytes) -> ReadV2 | None:
     return policy.decode(), CPUSet.from_bits(masks[0]), MappingProxyType({})
 
 
+# orjson's scanner and writer and the C FNV-1a, resolved on the first restore
+_Tools = tuple[Callable[[str | bytes], Any], Callable[..., bytes], Callable[[bytes], int]]
+_tools: _Tools | None = None
+
+
+def _resolve_tools() -> _Tools:
+    global _tools  # noqa: PLW0603 - resolved once, lazily, to keep imports cheap
+    _tools = (*c_json(), fnv1a_32_function())
+    return _tools
+
+
 def _read_entries(found: re.Match[bytes]) -> ReadV2 | None:
-    loads, dumps = c_json()
+    loads, dumps, fnv = _tools or _resolve_tools()
     body = found[3]
     try:
         entries = loads(body)
@@ -119,10 +128,15 @@ def _read_entries(found: re.Match[bytes]) -> ReadV2 | None:
     # scanner keeps the last), pods and containers in Go's order. No escape either (Go and
     # the scanner read them alike, but the checksum's text is made by replaces): braces
     # only as structure, no key led by a comma, no backslash.
-    if dumps(entries, option=SORTED) != body or not spew_applies(body, len(inners)):
+    if dumps(entries, option=SORTED) != body:
         return None
-    if checksum != 0 and checksum != _checksum_of(found[1], found[2], spew_written(body)):
+    spewed = spew_checked(body, len(inners), len(values))
+    if spewed is None:
         return None
+    if checksum != 0:
+        parts = (_PREFIX_BYTES, found[1], _DEFAULT_BYTES, found[2], _ENTRIES_BYTES, spewed)
+        if checksum != fnv(b"".join((*parts, _SUFFIX_BYTES))):
+            return None
     default_text = found[2].decode()
     masks = _usual_masks(lists_text, len(values), default_text, loads)
     if masks is not None:
@@ -135,11 +149,13 @@ def _read_entries(found: re.Match[bytes]) -> ReadV2 | None:
     if masks is None:
         return None
     sets = list(map(_new_set, repeat(CPUSet, len(masks))))
-    deque(map(_set_bits, sets, masks), maxlen=0)
+    any(map(_set_bits, sets, masks))  # each call returns None: any() runs them all
     default = sets[-1] if default_text else _EMPTY
-    remaining = iter(sets)  # zip stops at the end of each pod's names, taking no extra set
+    # zip stops at the end of each pod's names, taking no extra set (no strict=: zip would
+    # parse the keyword, a tenth of this loop's cost)
+    remaining = iter(sets)
     assignments = {
-        pod: MappingProxyType(dict(zip(names, remaining, strict=False)))
+        pod: MappingProxyType(dict(zip(names, remaining)))  # noqa: B905
         for pod, names in entries.items()
     }
     return found[1].decode(), default, MappingProxyType(assignments)
@@ -171,12 +187,13 @@ def _usual_masks(
         ids = loads(f"[{joined.replace('-', ',')}]")
     except ValueError:
         return None  # an empty id, a leading zero
-    starts = ids[0::2]
-    ends = ids[1::2]
-    if max(ends) > MAX_CHECKPOINT_CPU_ID:
+    # a start above the bound is above its end or makes that end so: no range either way
+    if max(ids) > MAX_CHECKPOINT_CPU_ID:
         return None
+    pairs = iter(ids)  # zip(pairs, pairs): each start with its end, with no halves copied
     try:  # a run of width w (end - start) is _RUNS[w]; a wide or reversed one is not there
-        masks = [_RUNS[end - start] << start for start, end in zip(starts, ends, strict=True)]
+        # (the separators' count made the ids even; strict= would cost zip a slow parse)
+        masks = [_RUNS[end - start] << start for start, end in zip(pairs, pairs)]  # noqa: B905
     except KeyError:
         return None
     if len(masks) > count + 1:
