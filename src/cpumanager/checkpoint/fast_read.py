@@ -109,17 +109,16 @@ def _resolve_tools() -> _Tools:
 
 def _read_entries(found: re.Match[bytes]) -> ReadV2 | None:
     loads, dumps, fnv = _tools or _resolve_tools()
-    body = found[3]
+    policy, default_bytes, body, stored = found.groups()
     try:
         entries = loads(body)
     except ValueError:  # orjson's errors, recursion depth included, are ValueErrors
         return None
-    checksum = int(found[4])
+    checksum = int(stored)
     if type(entries) is not dict or not entries or checksum > _UINT64_MAX:
         return None
-    inners = list(entries.values())
     try:  # dict.values refuses anything but a dict, str.join anything but strings
-        values = list(chain.from_iterable(map(dict.values, inners)))
+        values = list(chain.from_iterable(map(dict.values, entries.values())))
         lists_text = ",".join(values)
     except TypeError:
         return None  # a null, number, list or string where Go wants an object or a string
@@ -130,14 +129,14 @@ def _read_entries(found: re.Match[bytes]) -> ReadV2 | None:
     # only as structure, no key led by a comma, no backslash.
     if dumps(entries, option=SORTED) != body:
         return None
-    spewed = spew_checked(body, len(inners), len(values))
+    spewed = spew_checked(body, len(entries), len(values))
     if spewed is None:
         return None
     if checksum != 0:
-        parts = (_PREFIX_BYTES, found[1], _DEFAULT_BYTES, found[2], _ENTRIES_BYTES, spewed)
-        if checksum != fnv(b"".join((*parts, _SUFFIX_BYTES))):
+        parts = (_PREFIX_BYTES, policy, _DEFAULT_BYTES, default_bytes, _ENTRIES_BYTES, spewed)
+        if checksum != fnv(b"".join(parts) + _SUFFIX_BYTES):
             return None
-    default_text = found[2].decode()
+    default_text = default_bytes.decode()
     masks = _usual_masks(lists_text, len(values), default_text, loads)
     if masks is not None:
         pass
@@ -158,7 +157,7 @@ def _read_entries(found: re.Match[bytes]) -> ReadV2 | None:
         pod: MappingProxyType(dict(zip(names, remaining)))  # noqa: B905
         for pod, names in entries.items()
     }
-    return found[1].decode(), default, MappingProxyType(assignments)
+    return policy.decode(), default, MappingProxyType(assignments)
 
 
 def _checksum_of(policy: bytes, default: bytes, spewed: bytes) -> int:
