@@ -16,6 +16,9 @@ a whole column at a time:
 * the stored checksum equals the one computed from the go-spew text built here (each
   distinct block and list of blocks built and rendered once: requests repeat).
 
+Columns zipped together come from the same values, so they are as long as each other:
+``zip`` takes no ``strict=`` here (the keyword alone costs it a slow argument parse).
+
 Anything else, a mismatching checksum included, returns None and the faithful reader gives
 the verdict and its wording. Tests compare the two on random and mutated files.
 """
@@ -62,7 +65,9 @@ _PREFIX = "(*state.MemoryManagerCheckpoint){PolicyName:(string)"
 _MAP_TYPE = "(map[v1.ResourceName]*state.MemoryTable)"
 
 
-def _machine(raw: object) -> tuple[dict[int, NUMANodeState | None], str, int, int] | None:
+def _machine(
+    raw: object,
+) -> tuple[dict[int, NUMANodeState | None], str, int, int] | None:
     """The machine state, its go-spew text, its string and dash counts, or None."""
     if type(raw) is not dict:
         return None
@@ -82,31 +87,34 @@ def _machine(raw: object) -> tuple[dict[int, NUMANodeState | None], str, int, in
     if tables is None or not ints_within(list(chain.from_iterable(tables)), 0, UINT64_MAX):
         return None
     made = iter(build_slotted(MemoryTable, columns(tables, 5), len(tables)))
-    memory_maps = [
-        dict(zip(names_, made, strict=False)) for names_ in maps
-    ]  # zip stops at each map's end
+    memory_maps = [dict(zip(names_, made)) for names_ in maps]  # noqa: B905 - to each map's end
     states = build_slotted(
         NUMANodeState, [counts, memory_maps, list(map(tuple, cells))], len(nodes)
     )
     keys = list(map(int, raw))
+    # Nodes repeat their tables (the same sizes on every node): each distinct row of checked
+    # ints is rendered once, its five numbers the costly part.
+    rendered = {
+        row: f"TotalMemSize:(uint64){row[0]} SystemReserved:(uint64){row[1]}"
+        f" Allocatable:(uint64){row[2]} Reserved:(uint64){row[3]} Free:(uint64){row[4]}"
+        for row in dict.fromkeys(tables)
+    }
     spewed = iter(
         [
-            f"{name}:<*>{{TotalMemSize:(uint64){total} SystemReserved:(uint64){reserved_by_system}"
-            f" Allocatable:(uint64){allocatable} Reserved:(uint64){reserved} Free:(uint64){free}}}"
-            for name, (total, reserved_by_system, allocatable, reserved, free) in zip(
-                names, tables, strict=True
-            )
+            f"{name}:<*>{{{text}}}"
+            for name, text in zip(names, map(rendered.__getitem__, tables))  # noqa: B905
         ]
     )
     texts = [
         f"{key}:<*>{{NumberOfAssignments:(int){count} MemoryMap:{_MAP_TYPE}map["
         f"{' '.join(islice(spewed, len(tables_)))}] Cells:([]int)[{' '.join(map(str, cells_))}]}}"
-        for key, count, tables_, cells_ in zip(keys, counts, maps, cells, strict=True)
+        for key, count, tables_, cells_ in zip(keys, counts, maps, cells)  # noqa: B905
     ]
     if keys != sorted(keys):  # go-spew sorts the int keys as numbers ("2" before "10")
-        texts = [text for _, text in sorted(zip(keys, texts, strict=True))]
+        texts = [text for _, text in sorted(zip(keys, texts))]  # noqa: B905
     strings = 4 * len(nodes) + 6 * len(names)
-    return dict(zip(keys, states, strict=True)), " ".join(texts), strings, "".join(names).count("-")
+    machine = dict(zip(keys, states))  # noqa: B905
+    return machine, " ".join(texts), strings, "".join(names).count("-")
 
 
 def _entries(raw: object) -> tuple[dict[str, Any], str, int, int] | None:
@@ -136,11 +144,9 @@ def _entries(raw: object) -> tuple[dict[str, Any], str, int, int] | None:
         return None
     # Blocks repeat (the same request on the same node), and so do containers' lists of
     # them: each distinct block and list is built and rendered once.
-    keys = list(zip(map(tuple, affinities), types, sizes, strict=True))
+    keys = list(zip(map(tuple, affinities), types, sizes))  # noqa: B905
     distinct = list(dict.fromkeys(keys))
-    blocks = dict(
-        zip(distinct, build_slotted(Block, columns(distinct, 3), len(distinct)), strict=True)
-    )
+    blocks = dict(zip(distinct, build_slotted(Block, columns(distinct, 3), len(distinct))))  # noqa: B905
     texts = {
         key: f"{{NUMAAffinity:([]int)[{' '.join(map(str, key[0]))}]"
         f" Type:(v1.ResourceName){key[1]} Size:(uint64){key[2]}}}"
@@ -152,13 +158,13 @@ def _entries(raw: object) -> tuple[dict[str, Any], str, int, int] | None:
     names = list(chain.from_iterable(pods))
     per_container = iter(list(map(made.__getitem__, shapes)))
     entries = {
-        pod: dict(zip(containers, islice(per_container, len(containers)), strict=True))
+        pod: dict(zip(containers, islice(per_container, len(containers))))  # noqa: B905
         for pod, containers in raw.items()
     }
     rendered = iter(
         [
             f"{name}:[{text}]"
-            for name, text in zip(names, map(spewed.__getitem__, shapes), strict=True)
+            for name, text in zip(names, map(spewed.__getitem__, shapes))  # noqa: B905
         ]
     )
     text = " ".join(

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import gc
 import json
-from collections import deque
 from collections.abc import Callable, Iterable
 from itertools import repeat
 from typing import Any, NamedTuple, TypeVar
@@ -130,7 +129,8 @@ def keys_sorted(maps: Iterable[dict[str, Any]]) -> bool:
 
 def columns(rows: list[tuple[Any, ...]], width: int) -> list[tuple[Any, ...]]:
     """Rows of ``width`` values as ``width`` columns."""
-    return list(zip(*rows, strict=True)) if rows else [()] * width
+    # fields_only made every row ``width`` long (strict= would cost zip a slow parse)
+    return list(zip(*rows)) if rows else [()] * width  # noqa: B905
 
 
 _new = object.__new__
@@ -144,7 +144,7 @@ def build_slotted(cls: type[T], fields: list[Any], count: int) -> list[T]:
     """
     made: list[T] = list(map(_new, repeat(cls, count)))
     for name, column in zip(cls.__slots__, fields, strict=True):  # type: ignore[attr-defined]
-        deque(map(cls.__dict__[name].__set__, made, column), maxlen=0)
+        any(map(cls.__dict__[name].__set__, made, column))  # None each time: any runs them all
     return made
 
 
