@@ -113,7 +113,7 @@ def _machine(
     if keys != sorted(keys):  # go-spew sorts the int keys as numbers ("2" before "10")
         texts = [text for _, text in sorted(zip(keys, texts))]  # noqa: B905
     strings = 4 * len(nodes) + 6 * len(names)
-    machine = dict(zip(keys, states))  # noqa: B905
+    machine: dict[int, NUMANodeState | None] = dict(zip(keys, states))  # noqa: B905
     return machine, " ".join(texts), strings, "".join(names).count("-")
 
 
