@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from cpumanager.core.allocation import StaticPolicyOptions, take_by_topology
 from cpumanager.core.allocation.index import forget_index, topology_index
-from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.bitmask import NUMAMask
+from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.hints.cpu_hints import generate_cpu_hints, mask_table
 from cpumanager.core.hints.hint import TopologyHint
 from cpumanager.core.kept import KEEP, answers_kept

@@ -10,10 +10,14 @@ measures the work and not a lookup; tests use it to compare kept and fresh answe
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
+from typing import TypeVar
 
-__all__ = ["KEEP", "answers_kept"]
+__all__ = ["KEEP", "answers_kept", "kept_answer"]
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 
 
 class _Keep:
@@ -35,3 +39,19 @@ def answers_kept(on: bool) -> Iterator[None]:
         yield
     finally:
         KEEP.on = before
+
+
+def kept_answer(table: dict[K, V], key: K, compute: Callable[[], V], limit: int) -> V:
+    """``table[key]``, computed once while keeping is on (a full table starts over); with
+    keeping off, computed every time and not stored."""
+    if not KEEP.on:
+        return compute()
+    try:
+        return table[key]
+    except KeyError:
+        pass
+    found = compute()
+    if len(table) >= limit:
+        table.clear()
+    table[key] = found
+    return found

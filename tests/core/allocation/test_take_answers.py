@@ -14,23 +14,7 @@ from cpumanager.core.topology import CPUTopology
 from cpumanager.errors import NotEnoughCPUsError
 from cpumanager.presets import synthetic
 from tests.core.allocation.test_properties import OPTION_SETS, requests
-
-
-def _twin(topology: CPUTopology) -> CPUTopology:
-    """An equal machine as another object (the extender holds one per node)."""
-    num_cpus, num_cores, num_sockets, num_numa_nodes, num_uncore_caches = topology.counters()
-    twin = CPUTopology(
-        topology.cpus.values(),
-        numa_nodes=topology.numa_nodes,
-        num_cpus=num_cpus,
-        num_cores=num_cores,
-        num_sockets=num_sockets,
-        num_numa_nodes=num_numa_nodes,
-        num_uncore_caches=num_uncore_caches,
-    )
-    assert twin == topology
-    assert twin is not topology
-    return twin
+from tests.core.twins import equal_machine
 
 
 def _fresh(
@@ -52,7 +36,7 @@ def test_kept_answers_equal_fresh_takes(
     count = max(0, count + extra)  # sometimes more than available: refused, never kept
     for options in OPTION_SETS:  # one machine, free set and count: answers per options
         fresh = _fresh(topology, available, count, options)
-        for machine in (topology, _twin(topology), topology):
+        for machine in (topology, equal_machine(topology), topology):
             try:
                 kept: CPUSet | None = take_by_topology(machine, available, count, options)
             except NotEnoughCPUsError:

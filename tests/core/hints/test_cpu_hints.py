@@ -21,6 +21,7 @@ from cpumanager.core.hints.source import HintSource, is_hint_source
 from cpumanager.core.policy.static import StaticPolicy
 from cpumanager.core.topology import CPUTopology
 from cpumanager.presets import get_preset, synthetic
+from tests.core.twins import equal_machine
 
 MACHINES = {
     "dual-socket-ht": get_preset("topoDualSocketHT"),
@@ -114,27 +115,11 @@ def test_tabled_hints_equal_the_direct_walk(
     kwargs = {"available": available, "reusable": reusable, "count": count}
     direct = _generate_cpu_hints(topo, **kwargs, align_by_socket=align)
     # computed, then kept with the machine's table (shared by an equal machine): the same
-    for machine in (topo, _twin(topo), topo):
+    for machine in (topo, equal_machine(topo), topo):
         assert generate_cpu_hints(machine, **kwargs, align_by_socket=align) == direct
         assert generate_cpu_hints(machine, **kwargs, align_by_socket=not align) == (
             _generate_cpu_hints(topo, **kwargs, align_by_socket=not align)
         )
-
-
-def _twin(topology: CPUTopology) -> CPUTopology:
-    """An equal machine as another object."""
-    num_cpus, num_cores, num_sockets, num_numa_nodes, num_uncore_caches = topology.counters()
-    twin = CPUTopology(
-        topology.cpus.values(),
-        numa_nodes=topology.numa_nodes,
-        num_cpus=num_cpus,
-        num_cores=num_cores,
-        num_sockets=num_sockets,
-        num_numa_nodes=num_numa_nodes,
-        num_uncore_caches=num_uncore_caches,
-    )
-    assert twin == topology
-    return twin
 
 
 def test_kept_hints_are_bounded() -> None:

@@ -22,7 +22,7 @@ from cpumanager.core.allocation.index import TopologyIndex, topology_index
 from cpumanager.core.allocation.options import StaticPolicyOptions
 from cpumanager.core.allocation.packed import take_packed
 from cpumanager.core.cpuset import CPUSet
-from cpumanager.core.kept import KEEP
+from cpumanager.core.kept import kept_answer
 from cpumanager.core.topology import CPUTopology
 
 __all__ = ["ANSWERS_LIMIT", "take_by_topology"]
@@ -40,16 +40,13 @@ def take_by_topology(
 ) -> CPUSet:
     """The CPUs the kubelet's static policy would pick; ``trace`` collects the steps."""
     ix = topology_index(topology)
-    if trace is None and KEEP.on:
-        key = (available.bits, count, options)
-        found = ix.answers.get(key)
-        if found is None:
-            found = _take(ix, available, count, options, None)
-            if len(ix.answers) >= ANSWERS_LIMIT:
-                ix.answers.clear()
-            ix.answers[key] = found
-        return CPUSet.from_bits(found)
-    return CPUSet.from_bits(_take(ix, available, count, options, trace))
+    if trace is not None:
+        return CPUSet.from_bits(_take(ix, available, count, options, trace))
+    key = (available.bits, count, options)
+    found = kept_answer(
+        ix.answers, key, lambda: _take(ix, available, count, options, None), ANSWERS_LIMIT
+    )
+    return CPUSet.from_bits(found)
 
 
 def _take(

@@ -21,7 +21,7 @@ from cpumanager.core.bitmask import iterate_masks
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.hints.hint import TopologyHint
 from cpumanager.core.hints.source import CapacityHintSource
-from cpumanager.core.kept import KEEP
+from cpumanager.core.kept import kept_answer
 from cpumanager.core.topology import CPUTopology
 
 __all__ = [
@@ -59,16 +59,13 @@ def generate_cpu_hints(
             count=count,
             align_by_socket=align_by_socket,
         )
-    if not KEEP.on:
-        return _tabled_hints(table, available, reusable, count, align_by_socket)
     key = (available.bits, reusable.bits, count, align_by_socket)
-    found = table.answers.get(key)
-    if found is None:
-        found = _tabled_hints(table, available, reusable, count, align_by_socket)
-        if len(table.answers) >= ANSWERS_LIMIT:
-            table.answers.clear()
-        table.answers[key] = found
-    return found
+    return kept_answer(
+        table.answers,
+        key,
+        lambda: _tabled_hints(table, available, reusable, count, align_by_socket),
+        ANSWERS_LIMIT,
+    )
 
 
 def _tabled_hints(

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cpumanager.core.hints.hint import NO_PREFERENCE, TopologyHint
-from cpumanager.core.kept import KEEP
+from cpumanager.core.kept import kept_answer
 from cpumanager.core.merge.exact import (
     AnyProviderHints,
     RawHint,
@@ -134,21 +134,14 @@ def _merge_small(
                 return None  # a rule: the fast merge searches it
             raw = tuple([(None if h.mask is None else h.mask.bits, h.preferred) for h in hints])
             lists.append(raw or ((None, False),))
-    if not KEEP.on:
-        walked = _walk_small(policy, numa, lists, closest=closest)
-        return None if walked is None else MergeResult(*walked, policy, "fast")
     where = (numa.nodes, tuple(sorted(numa.distances.items()))) if closest else None
     key = (policy, numa.default_bits, where, *lists)
-    try:
-        return _SMALL_ANSWERS[key]
-    except KeyError:
-        pass
-    walked = _walk_small(policy, numa, lists, closest=closest)
-    answer = None if walked is None else MergeResult(*walked, policy, "fast")
-    if len(_SMALL_ANSWERS) >= SMALL_ANSWERS_LIMIT:
-        _SMALL_ANSWERS.clear()
-    _SMALL_ANSWERS[key] = answer
-    return answer
+
+    def walk() -> MergeResult | None:
+        walked = _walk_small(policy, numa, lists, closest=closest)
+        return None if walked is None else MergeResult(*walked, policy, "fast")
+
+    return kept_answer(_SMALL_ANSWERS, key, walk, SMALL_ANSWERS_LIMIT)
 
 
 def _walk_small(
