@@ -205,3 +205,52 @@ def test_fields_in_another_order_read_the_same() -> None:
         )
         == checkpoint
     )
+
+
+_SCALARS = st.one_of(
+    st.integers(min_value=-(1 << 65), max_value=1 << 65),
+    st.booleans(),
+    st.floats(allow_nan=False),
+    st.text("ab-", max_size=3),
+    st.none(),
+)
+_VALID_BLOCK = st.fixed_dictionaries(
+    {
+        "numaAffinity": st.lists(st.integers(min_value=0, max_value=7), max_size=3),
+        "type": st.sampled_from(["memory", "hugepages-2Mi", "hugepages-1Gi"]),
+        "size": st.integers(min_value=0, max_value=1 << 40),
+    }
+)
+_ODD_BLOCK = st.one_of(
+    st.fixed_dictionaries(
+        {
+            "numaAffinity": st.one_of(st.lists(_SCALARS, max_size=3), _SCALARS),
+            "type": st.one_of(st.sampled_from(["memory", "hugepages-2Mi"]), _SCALARS),
+            "size": st.one_of(st.integers(min_value=0, max_value=1 << 40), _SCALARS),
+        }
+    ),
+    st.dictionaries(st.sampled_from(["numaAffinity", "type", "size", "x"]), _SCALARS),
+    _SCALARS,
+)
+# Mostly valid trees (so that answers, not only refusals, are compared), some odd values.
+_BLOCK = st.one_of(_VALID_BLOCK, _VALID_BLOCK, _VALID_BLOCK, _VALID_BLOCK, _ODD_BLOCK)
+_ANY_ORDER = st.dictionaries(
+    st.text("cd-", min_size=1, max_size=2), st.lists(_BLOCK, max_size=3), max_size=3
+)
+_CONTAINERS = _ANY_ORDER.map(lambda d: dict(sorted(d.items())))  # json.Marshal's order
+_ENTRIES = st.one_of(
+    st.dictionaries(
+        st.text("pqr-", min_size=1, max_size=3),
+        st.one_of(_CONTAINERS, _CONTAINERS, _CONTAINERS, _ANY_ORDER, _SCALARS),
+        max_size=4,
+    ).map(lambda d: dict(sorted(d.items()))),
+    st.dictionaries(st.text("pqr-", min_size=1, max_size=3), _ANY_ORDER, max_size=3),
+)
+
+
+@given(_ENTRIES)
+@settings(max_examples=300, deadline=None)
+def test_the_small_loop_answers_as_the_columns(raw: dict) -> None:
+    """The entries of a few pods go through one loop (``_entries_small``): it must give the
+    column passes' answer on any tree the scanner can make, refusals included."""
+    assert memory_read._entries_small(raw) == memory_read._entries_columns(raw)
