@@ -140,12 +140,11 @@ def test_a_failed_worker_changes_no_result(hook: Callable[[int, int], None], fan
     settings = replace(TWO_CPUS, child_hook=hook, patience=0.3, ratio=0)
     fanout = fanouts(_verdict, Verdict, settings)
     work = jobs(200, lambda i: (i,))
-    start = time.perf_counter()
     results, counts = fanout.run(work, states=lambda: STATES)
     assert results == [_verdict(job.state, *job.args) for job in work]
     assert counts.in_children == 0
     assert counts.child_failures == 1
-    assert time.perf_counter() - start < 10  # a hung worker is killed, not waited for
+    assert not fanout._workers  # the failed worker was killed and reaped, not kept
 
 
 def test_a_failed_fork_leaves_the_share_to_the_process(fanouts) -> None:

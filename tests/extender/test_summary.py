@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from cpumanager.extender.judge import judge
 from cpumanager.extender.prepared import prepare
-from cpumanager.extender.summary import compared_requests, first_fit_failure, pod_facts, rule_out
+from cpumanager.extender.summary import first_fit_failure, pod_facts, rule_out
 from cpumanager.formats.manifest import pod_from_manifest
-from cpumanager.nodeanswers.fit import Allocatable, fit_failures
+from cpumanager.nodeanswers.fit import Allocatable, compared_requests, fit_failures
 from tests.extender.nodes import busy_snapshot, pod_json
 from tests.extender.strategies import nodes, pods
 from tests.extender.test_prepared import ASSUMED

@@ -262,6 +262,7 @@ class Fanout(Generic[R]):
         for worker in self._workers:
             got = None if worker.failed else self._decode(worker)
             if got is None:
+                worker.failed = True  # garbage or silence: retired below, never asked again
                 counts.child_failures += 1
                 counts.in_process += len(worker.share)
                 got = [self._solve(jobs[i].state, *jobs[i].args) for i in worker.share]

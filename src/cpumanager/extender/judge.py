@@ -177,8 +177,8 @@ def judge(node: PreparedNode, pod: Pod, *, assumed: Sequence[Pod] = ()) -> Verdi
     state = restored.node.cpu_state
     free = state.default_cpuset - node.reserved
     points = score(restored.topology, free, exclusive_cpus(restored, pod, state=state))
-    return _ADMITTED[points] if 0 <= points < len(_ADMITTED) else Verdict(True, score=points)
+    return _ADMITTED[points]
 
 
-# Verdicts are immutable: one admitted verdict per score serves every node.
+# Verdicts are immutable: one admitted verdict per score (0..MAX_SCORE) serves every node.
 _ADMITTED = tuple(Verdict(True, score=points) for points in range(11))

@@ -43,7 +43,7 @@ from cpumanager.core.workload import (
     pod_level_resources_set,
 )
 from cpumanager.manager.node import build_cpu_policy
-from cpumanager.nodeanswers.fit import Allocatable, FitFailure, pod_requests
+from cpumanager.nodeanswers.fit import Allocatable, FitFailure, compared_requests, pod_requests
 from cpumanager.nodeanswers.restore import RestoredState
 
 __all__ = [
@@ -51,7 +51,6 @@ __all__ = [
     "NodeSummary",
     "PodFacts",
     "RuleOut",
-    "compared_requests",
     "first_fit_failure",
     "pod_facts",
     "rule_out",
@@ -113,16 +112,6 @@ def _needs(pod: Pod, gate: bool) -> CPUNeeds | None:
         return None
     peak = pod_guaranteed_cpus(pod, pod_level_resources=gate)
     return CPUNeeds(largest, apps, peak, tuple(c for c in counts if c))
-
-
-def compared_requests(wanted: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
-    """The requests ``fit_failures`` compares with the node's free amounts, in its order
-    (cpu, memory, then extended resources by name; none when the pod requests nothing),
-    zeros left out."""
-    if not any(wanted.values()):
-        return ()
-    extended = sorted(n for n in wanted if n not in ("cpu", "memory", "ephemeral-storage", "pods"))
-    return tuple((n, wanted.get(n, 0)) for n in ("cpu", "memory", *extended) if wanted.get(n, 0))
 
 
 def pod_facts(pod: Pod) -> PodFacts:

@@ -32,6 +32,7 @@ from cpumanager.formats.kubelet_config import KubeletConfig
 __all__ = [
     "Allocatable",
     "FitFailure",
+    "compared_requests",
     "fit_failures",
     "node_allocatable",
     "pod_requests",
@@ -157,6 +158,17 @@ def pods_usage(pods: Iterable[Pod]) -> dict[str, int]:
     return used
 
 
+def compared_requests(wanted: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
+    """The requests the predicate compares with the node's free amounts, in its order (cpu,
+    memory, then extended resources by name; none when the pod requests nothing), zeros
+    left out."""
+    if not any(wanted.values()):
+        return ()
+    extended = [name for name in wanted if name not in _NATIVE]
+    order = ("cpu", "memory", *sorted(extended)) if extended else _CPU_MEMORY
+    return tuple((name, wanted[name]) for name in order if wanted.get(name, 0))
+
+
 def fit_failures(
     wanted: Mapping[str, int], used: Mapping[str, int], count: int, node: Allocatable
 ) -> list[FitFailure]:
@@ -167,14 +179,7 @@ def fit_failures(
     allowed = allocatable.get("pods", 0)
     if count + 1 > allowed:
         failures.append(FitFailure("pods", 1, count, allowed))
-    if not any(wanted.values()):
-        return failures
-    extended = [name for name in wanted if name not in _NATIVE]
-    order = ("cpu", "memory", *sorted(extended)) if extended else _CPU_MEMORY
-    for name in order:
-        request = wanted.get(name, 0)
-        if request == 0:
-            continue
+    for name, request in compared_requests(wanted):
         capacity, held = allocatable.get(name, 0), used.get(name, 0)
         if request > capacity - held:
             failures.append(FitFailure(name, request, held, capacity))
