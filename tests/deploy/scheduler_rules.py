@@ -26,7 +26,8 @@ API_VERSION = "kubescheduler.config.k8s.io/v1"
 # --- strict decoding: the v1 types' JSON fields -----------------------------------------
 
 _DURATION = "duration"
-_PLUGIN_SET = {"enabled": [{"name": str, "weight": int}], "disabled": [{"name": str, "weight": int}]}
+_PLUGIN = {"name": str, "weight": int}
+_PLUGIN_SET = {"enabled": [_PLUGIN], "disabled": [_PLUGIN]}
 FIELDS: dict[str, Any] = {
     "apiVersion": str,
     "kind": str,
@@ -57,9 +58,8 @@ FIELDS: dict[str, Any] = {
         {
             "schedulerName": str,
             "percentageOfNodesToScore": int,
-            "plugins": {
-                stage: _PLUGIN_SET
-                for stage in (
+            "plugins": dict.fromkeys(
+                (
                     "preEnqueue",
                     "queueSort",
                     "preFilter",
@@ -73,8 +73,9 @@ FIELDS: dict[str, Any] = {
                     "bind",
                     "postBind",
                     "multiPoint",
-                )
-            },
+                ),
+                _PLUGIN_SET,
+            ),
             "pluginConfig": [{"name": str, "args": dict}],
         }
     ],
@@ -189,7 +190,7 @@ def defaulted(doc: Mapping[str, Any]) -> dict[str, Any]:
     for key, seconds in (("leaseDuration", 15.0), ("renewDeadline", 10.0), ("retryPeriod", 2.0)):
         given = election.get(key)
         parsed = parse_duration(given) if isinstance(given, str) else None
-        election[key] = seconds if not parsed else parsed
+        election[key] = parsed or seconds
     if election.get("leaderElect") is None:
         election["leaderElect"] = True
     cfg["leaderElection"] = election
@@ -345,7 +346,8 @@ def one_common_queue_sort(cfg: dict[str, Any]) -> Iterator[str]:
         yield "profiles[0].plugins.queueSort.Enabled: only one queue sort plugin can be enabled"
     for index, profile in enumerate(cfg["profiles"][1:], start=1):
         if queue_sort(profile) != first:
-            yield f"profiles[{index}].plugins.queueSort: queueSort must be the same for all profiles"
+            path = f"profiles[{index}].plugins.queueSort"
+            yield f"{path}: queueSort must be the same for all profiles"
 
 
 def backoff_order(cfg: dict[str, Any]) -> Iterator[str]:

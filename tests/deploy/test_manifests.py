@@ -31,6 +31,8 @@ KINDS = {
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "V1ClusterRoleBinding",
 }
 PRIMITIVES = {"str": str, "int": int, "bool": bool, "float": (int, float)}
+
+
 def documents() -> list[tuple[str, dict[str, Any]]]:
     found = []
     for path in sorted(DEPLOY.glob("*.yaml")):
