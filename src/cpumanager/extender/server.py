@@ -1,17 +1,17 @@
 """The extender's HTTP front (starlette): verbs, snapshot pushes, metrics and health.
 
 Routes: ``POST /filter`` and ``POST /prioritize`` (ExtenderArgs in, ExtenderFilterResult /
-HostPriorityList out), ``POST /v1/nodes/{name}/snapshot`` (an agent's push, bearer token),
-``POST /v1/nodes/{name}/heartbeat`` (``{"digest": ...}``: unchanged since the last push),
-``GET /metrics`` and ``GET /healthz``. Bodies are bounded; a malformed one is a 400 with a
-one-line reason. Filter takes the store's lock for its checks and assumptions together, so
-concurrent filters cannot hand the same CPUs out twice.
+HostPriorityList out), ``POST /bind`` (ExtenderBindingArgs: ``binding.py``),
+``POST /v1/nodes/{name}/snapshot`` (an agent's push; ``auth.py`` says who may push which
+node), ``POST /v1/nodes/{name}/heartbeat`` (``{"digest": ...}``: unchanged since the last
+push), ``GET /metrics``, ``GET /healthz`` (alive) and ``GET /readyz`` (``readiness.py``).
+Bodies are bounded; a malformed one is a 400 with a one-line reason. Filter and prioritize
+change no state (with ``assume="bind"``); bind checks and assumes under a lock per node.
 """
 
 from __future__ import annotations
 
 import gc
-import hmac
 import json
 import time
 from collections import Counter
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from prometheus_client import CollectorRegistry, Gauge, Histogram, generate_latest
 from prometheus_client import Counter as PromCounter
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
@@ -29,6 +30,8 @@ from starlette.routing import Route
 from cpumanager.core.gocompat import one_line
 from cpumanager.core.workload import Pod
 from cpumanager.errors import CpuManagerError, InputError
+from cpumanager.extender.auth import Authenticator, ForbiddenError, SharedToken, UnauthorisedError
+from cpumanager.extender.binding import Bindings, PodSource, parse_bind_args
 from cpumanager.extender.fanout import Fanout, FanoutSettings, Job
 from cpumanager.extender.judge import Verdict, judge, not_restorable, ruled_out
 from cpumanager.extender.prepared import PreparedNode
@@ -39,6 +42,7 @@ from cpumanager.extender.protocol import (
     parse_args,
     priority_list,
 )
+from cpumanager.extender.readiness import readiness
 from cpumanager.extender.store import NodeEntry, NodeStore, pod_shape, snapshot_digest
 from cpumanager.extender.summary import RuleOut, pod_facts, rule_out
 from cpumanager.nodeanswers.whatif import pod_sentence
@@ -55,9 +59,12 @@ class ExtenderConfig:
     """How the extender treats pushes, stale nodes and approvals.
 
     ``stale_policy``: ``fail`` (a node without a fresh snapshot fails the filter, resolvably)
-    or ``pass`` (it passes unchecked); both are counted. ``assume``: ``best`` narrows the
-    filter's answer to the best-scoring admitting node and assumes the pod there, ``all``
-    returns every admitting node and assumes the pod on each (conservative). ``workers``
+    or ``pass`` (it passes unchecked); both are counted. ``assume``: ``bind`` (the
+    scheduler's bindVerb is ours: filter and prioritize change nothing, a pod is assumed
+    where it is bound, ``binding.py``) or ``all`` (for a scheduler that binds itself: the
+    filter assumes the pod on every admitting node it returns). ``authenticator``: who may
+    push which node (``auth.py``; default: the shared ``token``). ``ready_after``: seconds
+    up before ``/readyz`` may say ready (``readiness.py``). ``workers``
     and ``fanout_threshold``: how one call's exact checks spread over processes
     (``fanout.py``).
     """
@@ -66,7 +73,9 @@ class ExtenderConfig:
     stale_after: float = 60.0
     stale_policy: str = "fail"
     assume_ttl: float = 30.0
-    assume: str = "best"
+    assume: str = "bind"
+    authenticator: Authenticator | None = None
+    ready_after: float = 20.0
     max_body: int = MAX_BODY_BYTES
     workers: int | None = None  # processes for exact checks; None: usable CPUs, at most 4
     fanout_threshold: int = 64  # fewer pending exact checks than this run in-process
@@ -114,6 +123,9 @@ class _Metrics:
             "cpumanager_extender_fanout_child_failures",
             "Forked children whose share of exact checks the server recomputed.",
             registry=reg,
+        )
+        self.binds = PromCounter(
+            "cpumanager_extender_binds", "Bind calls by outcome.", ["outcome"], registry=reg
         )
         self.pushes = PromCounter(
             "cpumanager_extender_pushes", "Snapshot pushes by outcome.", ["outcome"], registry=reg
@@ -171,6 +183,7 @@ def create_app(
     store: NodeStore | None = None,
     *,
     fanout: FanoutSettings | None = None,
+    api: PodSource | None = None,
 ) -> Starlette:
     """The extender's ASGI application over ``store`` (a new one by default); exact checks
     spread over processes by ``fanout`` (by default from the configuration's ``workers``
@@ -180,6 +193,8 @@ def create_app(
         fanout = FanoutSettings(workers=config.workers, threshold=config.fanout_threshold)
     spread = Fanout(_check, Verdict, fanout)
     metrics = _Metrics()
+    started = nodes.clock()
+    authenticator = config.authenticator or SharedToken(config.token)
 
     def timed(
         route: str, handler: Callable[[Request], Awaitable[Response]]
@@ -288,20 +303,14 @@ def create_app(
 
     def filter_answer(args: ExtenderArgs) -> Response:
         with nodes.lock:
-            nodes.forget(args.pod.uid)
             verdicts = decide(args)
             passed = [n for n, v in verdicts.items() if v.admitted]
-            checked = [n for n in passed if v_checked(verdicts[n])]
-            if config.assume == "best" and checked:
-                order = {n: i for i, n in enumerate(passed)}
-                best = max(checked, key=lambda n: (verdicts[n].score, -order[n]))
-                passed = [n for n in passed if n == best or not v_checked(verdicts[n])]
-                checked = [best]
-            shape = pod_shape(args.pod_spec)
-            for name in checked:
-                move = config.assume == "best"
-                nodes.assume(name, args.pod, shape, config.assume_ttl, move=move)
-            metrics.assumed.set(nodes.assumed_count())
+            if config.assume == "all":  # no bindVerb: hold the pod wherever it may go
+                nodes.forget(args.pod.uid)
+                shape = pod_shape(args.pod_spec)
+                for name in (n for n in passed if v_checked(verdicts[n])):
+                    nodes.assume(name, args.pod, shape, config.assume_ttl, move=False)
+                metrics.assumed.set(nodes.assumed_count())
         failed: dict[str, str] = {}
         unresolvable: dict[str, str] = {}
         outcomes = Counter(
@@ -329,16 +338,26 @@ def create_app(
             scores = {n: (v.score if v.admitted else 0) for n, v in verdicts.items()}
             return JSONResponse(priority_list(scores))
 
-    def authorised(request: Request) -> bool:
-        if config.token is None:
-            return False
-        given = request.headers.get("authorization", "").encode("latin-1", "replace")
-        return hmac.compare_digest(given, b"Bearer " + config.token)
+    async def refusal(request: Request) -> Response | None:
+        """None when the caller may push the node in the path, else the 401/403 answer
+        (a TokenReview may be asked: off the event loop)."""
+        header = request.headers.get("authorization", "")
+        name = request.path_params["name"]
+        try:
+            await run_in_threadpool(authenticator.may_push, header, name)
+        except UnauthorisedError as exc:
+            metrics.pushes.labels("unauthorised").inc()
+            status = 403 if isinstance(exc, ForbiddenError) else 401
+            return _bad(f"unauthorised: {exc}", status)
+        except CpuManagerError as exc:  # the API server could not be asked
+            metrics.pushes.labels("auth-unavailable").inc()
+            return _bad(f"cannot check the credential now: {exc}", 503)
+        return None
 
     async def push(request: Request) -> Response:
-        if not authorised(request):
-            metrics.pushes.labels("unauthorised").inc()
-            return _bad("unauthorised: send Authorization: Bearer <the shared token>", 401)
+        refused = await refusal(request)
+        if refused is not None:
+            return refused
         name = request.path_params["name"]
         raw = await _body(request, SNAPSHOT_LIMIT)
         try:
@@ -356,9 +375,9 @@ def create_app(
         return JSONResponse({"node": name, "changed": changed})
 
     async def heartbeat(request: Request) -> Response:
-        if not authorised(request):
-            metrics.pushes.labels("unauthorised").inc()
-            return _bad("unauthorised: send Authorization: Bearer <the shared token>", 401)
+        refused = await refusal(request)
+        if refused is not None:
+            return refused
         raw = await _body(request, 4096)
         try:
             digest = json.loads(raw).get("digest")
@@ -382,13 +401,35 @@ def create_app(
     async def healthz(request: Request) -> Response:
         return PlainTextResponse("ok\n")
 
+    async def readyz(request: Request) -> Response:
+        ready, why = readiness(nodes.ages(), nodes.clock() - started, config)
+        return PlainTextResponse(why + "\n", status_code=200 if ready else 503)
+
+    def check_one(args: ExtenderArgs) -> Verdict:
+        with nodes.lock:
+            return decide(args)[args.node_names[0]]
+
+    bindings = None if api is None else Bindings(nodes, api, check_one, config.assume_ttl)
+
+    async def bind_verb(request: Request) -> Response:
+        args = parse_bind_args(await _body(request, 4096))
+        if bindings is None:
+            error = "this extender has no API server access to bind with (--bind needs it)"
+        else:
+            error = await run_in_threadpool(bindings.bind, args)
+        metrics.binds.labels("bound" if not error else "refused").inc()
+        metrics.assumed.set(nodes.assumed_count())
+        return JSONResponse({"Error": error})
+
     routes = [
         Route("/filter", timed("filter", filter_verb), methods=["POST"]),
         Route("/prioritize", timed("prioritize", prioritize_verb), methods=["POST"]),
+        Route("/bind", timed("bind", bind_verb), methods=["POST"]),
         Route("/v1/nodes/{name}/snapshot", timed("push", push), methods=["POST"]),
         Route("/v1/nodes/{name}/heartbeat", timed("heartbeat", heartbeat), methods=["POST"]),
         Route("/metrics", metrics_page, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
     ]
 
     @asynccontextmanager
