@@ -46,7 +46,7 @@ def test_agents_push_to_every_replica_with_a_node_bound_token() -> None:
     args = args_of(container)
     assert "--to-every-endpoint" in args
     assert args["--to"].startswith("https://cpumanager-extender-replicas.")
-    projected = [v for v in pod["volumes"] if v["name"] == "tokens"][0]["projected"]
+    projected = next(v for v in pod["volumes"] if v["name"] == "tokens")["projected"]
     audiences = [s["serviceAccountToken"].get("audience") for s in projected["sources"]]
     assert audiences == [AUDIENCE]
     assert pod["securityContext"]["seccompProfile"]["type"] == "RuntimeDefault"
