@@ -55,3 +55,15 @@ def test_the_store_keeps_the_refusal() -> None:
     entry = store.get("n")
     assert entry is not None
     assert isinstance(entry.prepared, Exception)
+
+
+def test_a_pod_no_manager_pins_passes_nodes_without_a_snapshot(extender: Extender) -> None:
+    free = pod_json("agent", "100m")
+    free["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "100m"}}
+    _, result = extender.call("POST", "/filter", {"Pod": free, "NodeNames": ["new-node"]})
+    assert result["NodeNames"] == ["new-node"]
+    _, result = extender.call(
+        "POST", "/filter", {"Pod": pod_json("g", "2"), "NodeNames": ["new-node"]}
+    )
+    assert result["NodeNames"] == []
+    assert result["FailedNodes"]["new-node"].startswith("SnapshotMissing")

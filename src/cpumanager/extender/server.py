@@ -45,6 +45,7 @@ from cpumanager.extender.protocol import (
 from cpumanager.extender.readiness import readiness
 from cpumanager.extender.store import NodeEntry, NodeStore, pod_shape, snapshot_digest
 from cpumanager.extender.summary import RuleOut, pod_facts, rule_out
+from cpumanager.extender.visibility import pinned
 from cpumanager.nodeanswers.whatif import pod_sentence
 from cpumanager.nodeview.snapshot import snapshot_from_json
 
@@ -211,9 +212,13 @@ def create_app(
 
         return run
 
-    def unchecked(name: str, entry: NodeEntry | None, oldest: float) -> Verdict:
+    def unchecked(name: str, entry: NodeEntry | None, oldest: float, pod: Pod) -> Verdict:
         """The verdict on a node that cannot be checked: no fresh snapshot, no pod list, or
-        a state its kubelet would not start on."""
+        a state its kubelet would not start on. A pod no manager pins passes
+        (``visibility.pinned``)."""
+        restorable = entry is None or not isinstance(entry.prepared, CpuManagerError)
+        if restorable and not pinned(pod):
+            return Verdict(True, "", "", ("no resource manager pins this pod",))
         if entry is None or entry.received < oldest:
             return Verdict(
                 config.stale_policy == "pass",
@@ -254,7 +259,7 @@ def create_app(
             prepared = None if entry is None else entry.prepared
             if entry is None or entry.received < oldest or not isinstance(prepared, PreparedNode):
                 local.append((name, (name,)))
-                shared[(name,)] = unchecked(name, entry, oldest)
+                shared[(name,)] = unchecked(name, entry, oldest, pod)
                 continue
             runs_here = pod.uid in prepared.held
             held: tuple[tuple[Pod, str], ...] = ()

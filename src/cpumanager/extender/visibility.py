@@ -14,10 +14,12 @@ has is judged ``NodeNotRestorable``, never as an empty node.
 
 from __future__ import annotations
 
+from cpumanager.core.workload import Pod, QoSClass, qos_class
 from cpumanager.errors import SnapshotError
+from cpumanager.nodeanswers.fit import pod_requests
 from cpumanager.nodeview.snapshot import CHECKPOINT_KINDS, NodeSnapshot
 
-__all__ = ["unseen"]
+__all__ = ["pinned", "unseen"]
 
 
 def unseen(snapshot: NodeSnapshot) -> SnapshotError | None:
@@ -38,3 +40,17 @@ def unseen(snapshot: NodeSnapshot) -> SnapshotError | None:
         )
         return SnapshotError(msg)
     return None
+
+
+def pinned(pod: Pod) -> bool:
+    """Whether the node's resource managers could refuse or pin the pod: Guaranteed under
+    either PodLevelResources gate value, or asking for hugepages or extended resources
+    (devices). A pod that is none of these gets no topology hint from any manager, so no
+    snapshot can change its admission: it passes nodes the extender cannot check (no
+    snapshot yet, stale), which keeps the agents, CoreDNS and the extender itself
+    schedulable on new nodes."""
+    if any(
+        qos_class(pod, pod_level_resources=gate) is QoSClass.GUARANTEED for gate in (True, False)
+    ):
+        return True
+    return any(name.startswith("hugepages-") or "/" in name for name in pod_requests(pod))
