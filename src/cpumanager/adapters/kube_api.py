@@ -40,6 +40,7 @@ class KubeApiError(CpuManagerError):
 def api_client(kubeconfig: Path | None = None, *, timeout: float = DEFAULT_TIMEOUT) -> KubeApi:
     """A client for the cluster (module docstring); KubeApiError when none is configured."""
     import urllib3
+    import yaml
     from kubernetes import client
     from kubernetes import config as untyped_config
     from kubernetes.config.config_exception import ConfigException
@@ -55,7 +56,7 @@ def api_client(kubeconfig: Path | None = None, *, timeout: float = DEFAULT_TIMEO
             config.load_incluster_config(client_configuration=configuration)
         else:
             config.load_kube_config(client_configuration=configuration)
-    except (ConfigException, OSError, ValueError, TypeError) as exc:
+    except (ConfigException, OSError, ValueError, TypeError, KeyError, yaml.YAMLError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         msg = (
             f"no usable cluster configuration ({first}); give --kubeconfig, set KUBECONFIG, "
@@ -99,8 +100,15 @@ class KubeApi:
         self._auth = client.AuthenticationV1Api(api_client)
         self.timeout = timeout
 
+    def close(self) -> None:
+        """Close the pooled connections."""
+        self._client.close()
+
     def _raw(self, response: Any) -> Any:
-        return json.loads(response.data)
+        try:
+            return json.loads(response.data)
+        finally:
+            response.release_conn()
 
     def node_pods(self, node: str, *, active_only: bool = True) -> tuple[list[dict[str, Any]], str]:
         """The pods bound to ``node`` as JSON objects and the list's resourceVersion (served
@@ -177,9 +185,10 @@ class KubeApi:
             "target": {"apiVersion": "v1", "kind": "Node", "name": node},
         }
         try:
-            self._core.create_namespaced_pod_binding(
+            response: Any = self._core.create_namespaced_pod_binding(
                 name, namespace, body, _preload_content=False, _request_timeout=self.timeout
             )
+            response.release_conn()
         except Exception as exc:
             msg = f"binding pod {namespace}/{name} to node {node} failed: {_reason(exc)}"
             raise KubeApiError(msg) from None
