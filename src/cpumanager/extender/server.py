@@ -60,12 +60,10 @@ class ExtenderConfig:
     """How the extender treats pushes, stale nodes and approvals.
 
     ``stale_policy``: ``fail`` (a node without a fresh snapshot fails the filter, resolvably)
-    or ``pass`` (it passes unchecked); both are counted. ``assume``: ``bind`` (the
-    scheduler's bindVerb is ours: filter and prioritize change nothing, a pod is assumed
-    where it is bound, ``binding.py``) or ``all`` (for a scheduler that binds itself: the
-    filter assumes the pod on every admitting node it returns). ``authenticator``: who may
-    push which node (``auth.py``; default: the shared ``token``). ``ready_after``: seconds
-    up before ``/readyz`` may say ready (``readiness.py``). ``workers``
+    or ``pass`` (it passes unchecked); both are counted. ``assume``: ``bind`` (bindVerb is
+    ours: filter changes nothing, ``binding.py``) or ``all`` (the filter assumes the pod on
+    every admitting node). ``authenticator``: ``auth.py`` (default: the shared ``token``).
+    ``ready_after``: ``readiness.py``. ``workers``
     and ``fanout_threshold``: how one call's exact checks spread over processes
     (``fanout.py``).
     """
