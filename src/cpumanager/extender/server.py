@@ -26,11 +26,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, TypeVar
 
-import anyio
-from prometheus_client import CollectorRegistry, Gauge, Histogram, generate_latest
-from prometheus_client import Counter as PromCounter
+from prometheus_client import generate_latest
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -41,7 +38,9 @@ from cpumanager.core.gocompat import one_line
 from cpumanager.core.workload import Pod
 from cpumanager.errors import CpuManagerError, InputError
 from cpumanager.extender.fanout import Fanout, FanoutSettings, Job
+from cpumanager.extender.guards import Bodies, BodyTimeout, BodyTooLarge, Busy, Offload
 from cpumanager.extender.judge import Verdict, judge, not_restorable, ruled_out
+from cpumanager.extender.meters import Meters
 from cpumanager.extender.prepared import PreparedNode
 from cpumanager.extender.protocol import (
     ExtenderArgs,
@@ -60,10 +59,7 @@ from cpumanager.extender.summary import RuleOut, pod_facts, rule_out
 from cpumanager.nodeanswers.whatif import pod_sentence
 from cpumanager.nodeview.snapshot import snapshot_from_json
 
-__all__ = ["Bodies", "ExtenderConfig", "Offload", "create_app", "header_timeout_protocol"]
-
-T = TypeVar("T")
-_LATENCY_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+__all__ = ["ExtenderConfig", "create_app"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,54 +89,6 @@ class ExtenderConfig:
     max_buffered: int = limits.MAX_BUFFERED_BODY_BYTES  # bodies held at once, all requests
 
 
-class _Metrics:
-    def __init__(self) -> None:
-        self.registry = CollectorRegistry()
-        reg = self.registry
-        self.requests = PromCounter(
-            "cpumanager_extender_requests",
-            "Requests by route and status code.",
-            ["route", "code"],
-            registry=reg,
-        )
-        self.latency = Histogram(
-            "cpumanager_extender_request_duration_seconds",
-            "Request latency by route.",
-            ["route"],
-            buckets=_LATENCY_BUCKETS,
-            registry=reg,
-        )
-        self.outcomes = PromCounter(
-            "cpumanager_extender_filter_outcomes",
-            "Per-node filter outcomes by result and reason.",
-            ["result", "reason"],
-            registry=reg,
-        )
-        self.age = Gauge(
-            "cpumanager_extender_snapshot_age_seconds",
-            "Seconds since each node's last push or heartbeat.",
-            ["node"],
-            registry=reg,
-        )
-        self.assumed = Gauge(
-            "cpumanager_extender_assumed_pods", "Pods approved but not yet reported.", registry=reg
-        )
-        self.checks = PromCounter(
-            "cpumanager_extender_exact_checks",
-            "Exact admission checks by where they ran (forked child or the server process).",
-            ["where"],
-            registry=reg,
-        )
-        self.child_failures = PromCounter(
-            "cpumanager_extender_fanout_child_failures",
-            "Forked children whose share of exact checks the server recomputed.",
-            registry=reg,
-        )
-        self.pushes = PromCounter(
-            "cpumanager_extender_pushes", "Snapshot pushes by outcome.", ["outcome"], registry=reg
-        )
-
-
 @contextmanager
 def gc_paused() -> Iterator[None]:
     """No automatic garbage collection during one filter or prioritize call.
@@ -165,129 +113,6 @@ def _bad(message: str, status: int = 400) -> PlainTextResponse:
     return PlainTextResponse(one_line(message) + "\n", status_code=status)
 
 
-class Busy(Exception):  # noqa: N818 - answered 503
-    """The server cannot take this request now (answered 503 with the reason)."""
-
-
-class BodyTooLarge(InputError):  # noqa: N818 - answered 413
-    """A request body over its route's limit (answered 413)."""
-
-
-class BodyTimeout(Exception):  # noqa: N818 - answered 408
-    """A request body that did not arrive in time (answered 408)."""
-
-
-class Bodies:
-    """Request bodies, bounded in size, in time and all together.
-
-    One body is refused past its ``limit`` (413) and must arrive whole within ``timeout``
-    seconds of the handler asking for it (408: a sender at one byte a second holds a
-    connection for ``timeout`` seconds at most, never its worker). Every body held by a
-    request, from its first byte to the end of its answer, counts against ``budget``; a
-    chunk that would go over it ends the request with a 503 at once, so partial or queued
-    bodies cannot pile up memory.
-    """
-
-    def __init__(self, budget: int, timeout: float) -> None:
-        self.budget = budget
-        self.timeout = timeout
-        self.held = 0
-
-    async def read(self, request: Request, limit: int) -> bytes:
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > limit:
-            msg = f"body of {declared} bytes is over the {limit}-byte limit"
-            raise BodyTooLarge(msg)
-        chunks: list[bytes] = []
-        size = 0
-        with anyio.move_on_after(self.timeout) as scope:
-            async for chunk in request.stream():
-                size += len(chunk)
-                if size > limit:
-                    msg = f"body is over the {limit}-byte limit"
-                    raise BodyTooLarge(msg)
-                self._hold(request, len(chunk))
-                chunks.append(chunk)
-        if scope.cancelled_caught:
-            msg = f"the body did not arrive within {self.timeout:g} s"
-            raise BodyTimeout(msg)
-        return b"".join(chunks)
-
-    def _hold(self, request: Request, size: int) -> None:
-        if self.held + size > self.budget:
-            msg = "too many request bodies are being received; try again"
-            raise Busy(msg)
-        self.held += size
-        request.state.held = getattr(request.state, "held", 0) + size
-
-    def release(self, request: Request) -> None:
-        """End ``request``'s hold on the budget (its answer is out)."""
-        self.held -= getattr(request.state, "held", 0)
-        request.state.held = 0
-
-
-class Offload:
-    """Work off the event loop: each lane is a thread limiter; a call waits for its lane,
-    runs in a thread, and raises :class:`Busy` when ``deadline`` seconds pass first (the
-    thread, which cannot be stopped, finishes unseen)."""
-
-    def __init__(self, **lanes: int) -> None:
-        self.lanes = {name: anyio.CapacityLimiter(size) for name, size in lanes.items()}
-
-    async def run(self, lane: str, deadline: float, work: Callable[[], T]) -> T:
-        with anyio.move_on_after(deadline) as scope:
-            return await anyio.to_thread.run_sync(
-                work, limiter=self.lanes[lane], abandon_on_cancel=True
-            )
-        msg = f"the {lane} did not finish within {deadline:g} s; the server is busy"
-        raise Busy(msg) if scope.cancelled_caught else AssertionError(msg)
-
-
-def header_timeout_protocol(seconds: float) -> type[Any]:
-    """uvicorn's h11 protocol with a deadline on request headers: a connection that has not
-    sent a whole request head ``seconds`` after it opened (or after its last answer) is
-    closed. uvicorn itself only times out idle keep-alive connections."""
-    from uvicorn.protocols.http.h11_impl import H11Protocol
-
-    class HeaderTimeoutProtocol(H11Protocol):
-        _head_timer: Any = None
-
-        def _arm(self) -> None:
-            self._disarm()
-            self._head_timer = self.loop.call_later(seconds, self._head_late, self.cycle)
-
-        def _disarm(self) -> None:
-            if self._head_timer is not None:
-                self._head_timer.cancel()
-                self._head_timer = None
-
-        def _head_late(self, cycle: Any) -> None:
-            waiting = cycle is None or cycle.response_complete  # no request under way
-            if self.cycle is cycle and waiting and not self.transport.is_closing():
-                self.transport.close()
-
-        def connection_made(self, transport: Any) -> None:
-            super().connection_made(transport)
-            self._arm()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm()
-            super().connection_lost(exc)
-
-        def handle_events(self) -> None:
-            before = self.cycle
-            super().handle_events()
-            if self.cycle is not before:
-                self._disarm()  # a whole request head arrived
-
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            if not self.transport.is_closing():
-                self._arm()
-
-    return HeaderTimeoutProtocol
-
-
 def _check(node: PreparedNode, pod: Pod, assumed: tuple[Pod, ...]) -> Verdict:
     """One exact check, as a fan-out job runs it (here or in a worker)."""
     return judge(node, pod, assumed=assumed)
@@ -307,7 +132,7 @@ def create_app(
     if fanout is None:
         fanout = FanoutSettings(workers=config.workers, threshold=config.fanout_threshold)
     spread = Fanout(_check, Verdict, fanout)
-    metrics = _Metrics()
+    metrics = Meters()
     bodies = Bodies(config.max_buffered, config.body_timeout)
     # Lanes: filters and prioritizes serialise on the store's lock anyway; restores run
     # one at a time so a burst of pushes cannot starve the verbs of the interpreter;
