@@ -33,6 +33,7 @@ from typing import Any, Protocol
 from cpumanager.errors import CpuManagerError
 
 __all__ = [
+    "refused_push",
     "AUDIENCE",
     "NODE_CLAIM",
     "Authenticator",
@@ -84,8 +85,10 @@ class SharedToken:
         if self._token is None:
             msg = "pushes are refused: the extender has no --token-file"
             raise UnauthorisedError(msg)
-        given = authorization.encode("latin-1", "replace")
-        if not hmac.compare_digest(given, b"Bearer " + self._token):
+        # The scheme in any case (RFC 9110); the token compared in constant time.
+        scheme, _, credentials = authorization.encode("latin-1", "replace").partition(b" ")
+        good = hmac.compare_digest(credentials.strip(), self._token)
+        if scheme.lower() != b"bearer" or not good:
             msg = "send Authorization: Bearer <the shared token>"
             raise UnauthorisedError(msg)
 
@@ -178,3 +181,17 @@ class NodeTokens:
         if speaks_for != node:
             msg = f"a token of node {speaks_for!s:.100} cannot push node {node!s:.100}"
             raise ForbiddenError(msg)
+
+
+def refused_push(auth: Authenticator, authorization: str, node: str) -> tuple[int, str, str] | None:
+    """None when the push may go on, else (HTTP status, pushes metric outcome, one line):
+    401 for a missing or bad credential, 403 for another node's, 503 when the API server
+    could not be asked (the agent retries)."""
+    try:
+        auth.may_push(authorization, node)
+    except UnauthorisedError as exc:
+        status = 403 if isinstance(exc, ForbiddenError) else 401
+        return status, "unauthorised", f"unauthorised: {exc}"
+    except CpuManagerError as exc:
+        return 503, "auth-unavailable", f"cannot check the credential now: {exc}"
+    return None

@@ -5,8 +5,16 @@ HostPriorityList out), ``POST /bind`` (ExtenderBindingArgs: ``binding.py``),
 ``POST /v1/nodes/{name}/snapshot`` (an agent's push; ``auth.py`` says who may push which
 node), ``POST /v1/nodes/{name}/heartbeat`` (``{"digest": ...}``: unchanged since the last
 push), ``GET /metrics``, ``GET /healthz`` (alive) and ``GET /readyz`` (``readiness.py``).
-Bodies are bounded; a malformed one is a 400 with a one-line reason. Filter and prioritize
-change no state (with ``assume="bind"``); bind checks and assumes under a lock per node.
+A malformed request is a 400 with a one-line reason.
+
+**The event loop never computes.** A handler on the loop reads its body (bounded in size and
+time: :class:`Bodies`) and hands everything else to a thread (:class:`Offload`): decoding,
+restoring, judging, even taking the store's lock. Each kind of work has its own lane (a
+thread limiter) and a deadline; past the deadline the caller gets a 503 and the work, which a
+thread cannot be stopped in, finishes unseen. So a push being restored never delays
+``/healthz``, heartbeats or another node's ``/filter``. Filter and prioritize change no
+state (``assume="bind"``); bind checks and assumes under a lock per node.
+Every cap is in ``core/limits.py`` (docs/limits.md).
 """
 
 from __future__ import annotations
@@ -18,41 +26,46 @@ from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
+from functools import partial
 
-from prometheus_client import CollectorRegistry, Gauge, Histogram, generate_latest
 from prometheus_client import Counter as PromCounter
+from prometheus_client import generate_latest
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from cpumanager.core import limits
 from cpumanager.core.gocompat import one_line
 from cpumanager.core.workload import Pod
 from cpumanager.errors import CpuManagerError, InputError
-from cpumanager.extender.auth import Authenticator, ForbiddenError, SharedToken, UnauthorisedError
+from cpumanager.extender.auth import Authenticator, SharedToken, refused_push
 from cpumanager.extender.binding import Bindings, PodSource, parse_bind_args
 from cpumanager.extender.fanout import Fanout, FanoutSettings, Job
+from cpumanager.extender.guards import Bodies, BodyTimeout, BodyTooLarge, Busy, Offload
 from cpumanager.extender.judge import Verdict, judge, not_restorable, ruled_out
+from cpumanager.extender.meters import Meters
 from cpumanager.extender.prepared import PreparedNode
 from cpumanager.extender.protocol import (
-    MAX_BODY_BYTES,
     ExtenderArgs,
     filter_result,
     parse_args,
     priority_list,
 )
 from cpumanager.extender.readiness import readiness
-from cpumanager.extender.store import NodeEntry, NodeStore, pod_shape, snapshot_digest
+from cpumanager.extender.store import (
+    NodeEntry,
+    NodeStore,
+    StoreFull,
+    pod_shape,
+    snapshot_digest,
+)
 from cpumanager.extender.summary import RuleOut, pod_facts, rule_out
 from cpumanager.extender.visibility import pinned
 from cpumanager.nodeanswers.whatif import pod_sentence
 from cpumanager.nodeview.snapshot import snapshot_from_json
 
 __all__ = ["ExtenderConfig", "create_app"]
-
-SNAPSHOT_LIMIT = 32 * 1024 * 1024
-_LATENCY_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,60 +88,14 @@ class ExtenderConfig:
     assume: str = "bind"
     authenticator: Authenticator | None = None
     ready_after: float = 20.0
-    max_body: int = MAX_BODY_BYTES
+    max_body: int = limits.MAX_FILTER_BODY_BYTES
     workers: int | None = None  # processes for exact checks; None: usable CPUs, at most 4
     fanout_threshold: int = 64  # fewer pending exact checks than this run in-process
-
-
-class _Metrics:
-    def __init__(self) -> None:
-        self.registry = CollectorRegistry()
-        reg = self.registry
-        self.requests = PromCounter(
-            "cpumanager_extender_requests",
-            "Requests by route and status code.",
-            ["route", "code"],
-            registry=reg,
-        )
-        self.latency = Histogram(
-            "cpumanager_extender_request_duration_seconds",
-            "Request latency by route.",
-            ["route"],
-            buckets=_LATENCY_BUCKETS,
-            registry=reg,
-        )
-        self.outcomes = PromCounter(
-            "cpumanager_extender_filter_outcomes",
-            "Per-node filter outcomes by result and reason.",
-            ["result", "reason"],
-            registry=reg,
-        )
-        self.age = Gauge(
-            "cpumanager_extender_snapshot_age_seconds",
-            "Seconds since each node's last push or heartbeat.",
-            ["node"],
-            registry=reg,
-        )
-        self.assumed = Gauge(
-            "cpumanager_extender_assumed_pods", "Pods approved but not yet reported.", registry=reg
-        )
-        self.checks = PromCounter(
-            "cpumanager_extender_exact_checks",
-            "Exact admission checks by where they ran (forked child or the server process).",
-            ["where"],
-            registry=reg,
-        )
-        self.child_failures = PromCounter(
-            "cpumanager_extender_fanout_child_failures",
-            "Forked children whose share of exact checks the server recomputed.",
-            registry=reg,
-        )
-        self.binds = PromCounter(
-            "cpumanager_extender_binds", "Bind calls by outcome.", ["outcome"], registry=reg
-        )
-        self.pushes = PromCounter(
-            "cpumanager_extender_pushes", "Snapshot pushes by outcome.", ["outcome"], registry=reg
-        )
+    max_nodes: int = limits.MAX_EXTENDER_NODES  # nodes held; docs/limits.md for eviction
+    body_timeout: float = 10.0  # seconds to receive a whole request body
+    answer_timeout: float = 4.0  # seconds a filter or prioritize may take (the scheduler's is 5)
+    push_timeout: float = 60.0  # seconds a push may wait and restore before a 503
+    max_buffered: int = limits.MAX_BUFFERED_BODY_BYTES  # bodies held at once, all requests
 
 
 @contextmanager
@@ -155,23 +122,6 @@ def _bad(message: str, status: int = 400) -> PlainTextResponse:
     return PlainTextResponse(one_line(message) + "\n", status_code=status)
 
 
-async def _body(request: Request, limit: int) -> bytes:
-    """The request body, refused past ``limit`` bytes without reading it all."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        msg = f"body of {declared} bytes is over the {limit}-byte limit"
-        raise InputError(msg)
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            msg = f"body is over the {limit}-byte limit"
-            raise InputError(msg)
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def _check(node: PreparedNode, pod: Pod, assumed: tuple[Pod, ...]) -> Verdict:
     """One exact check, as a fan-out job runs it (here or in a worker)."""
     return judge(node, pod, assumed=assumed)
@@ -188,12 +138,24 @@ def create_app(
     spread over processes by ``fanout`` (by default from the configuration's ``workers``
     and ``fanout_threshold``)."""
     nodes = store if store is not None else NodeStore()
+    nodes.max_nodes, nodes.evict_after = config.max_nodes, config.stale_after
     if fanout is None:
         fanout = FanoutSettings(workers=config.workers, threshold=config.fanout_threshold)
     spread = Fanout(_check, Verdict, fanout)
-    metrics = _Metrics()
+    metrics = Meters()
+    bodies = Bodies(config.max_buffered, config.body_timeout)
+    # Lanes: filters and prioritizes serialise on the store's lock anyway; restores run
+    # one at a time so a burst of pushes cannot starve the verbs of the interpreter;
+    # small work (heartbeats, the metrics page) never waits behind either.
+    offload = Offload(verb=2, push=1, small=4)
     started = nodes.clock()
     authenticator = config.authenticator or SharedToken(config.token)
+    binds = PromCounter(
+        "cpumanager_extender_binds",
+        "Bind calls by outcome.",
+        ["outcome"],
+        registry=metrics.registry,
+    )
 
     def timed(
         route: str, handler: Callable[[Request], Awaitable[Response]]
@@ -203,7 +165,15 @@ def create_app(
             try:
                 response = await handler(request)
             except InputError as exc:
-                response = _bad(str(exc))
+                response = _bad(str(exc), 413 if isinstance(exc, BodyTooLarge) else 400)
+            except BodyTimeout as exc:
+                response = _bad(str(exc), 408)
+            except Busy as exc:
+                response = _bad(str(exc), 503)
+            except ClientDisconnect:
+                response = Response(status_code=499)  # nobody to send it to: counted only
+            finally:
+                bodies.release(request)
             metrics.latency.labels(route).observe(time.perf_counter() - start)
             metrics.requests.labels(route, str(response.status_code)).inc()
             return response
@@ -300,7 +270,10 @@ def create_app(
         return {name: shared[state] for name, state in local}
 
     async def filter_verb(request: Request) -> Response:
-        raw = await _body(request, config.max_body)
+        raw = await bodies.read(request, config.max_body)
+        return await offload.run("verb", config.answer_timeout, partial(filter_raw, raw))
+
+    def filter_raw(raw: bytes) -> Response:
         with gc_paused():
             return filter_answer(parse_args(raw))
 
@@ -333,7 +306,10 @@ def create_app(
         return JSONResponse(filter_result(args, passed, failed, unresolvable))
 
     async def prioritize_verb(request: Request) -> Response:
-        raw = await _body(request, config.max_body)
+        raw = await bodies.read(request, config.max_body)
+        return await offload.run("verb", config.answer_timeout, partial(prioritize_raw, raw))
+
+    def prioritize_raw(raw: bytes) -> Response:
         with gc_paused():
             args = parse_args(raw)
             with nodes.lock:
@@ -342,37 +318,50 @@ def create_app(
             return JSONResponse(priority_list(scores))
 
     async def refusal(request: Request) -> Response | None:
-        """None when the caller may push the node in the path, else the 401/403 answer
-        (a TokenReview may be asked: off the event loop)."""
-        header = request.headers.get("authorization", "")
-        name = request.path_params["name"]
-        try:
-            await run_in_threadpool(authenticator.may_push, header, name)
-        except UnauthorisedError as exc:
-            metrics.pushes.labels("unauthorised").inc()
-            status = 403 if isinstance(exc, ForbiddenError) else 401
-            return _bad(f"unauthorised: {exc}", status)
-        except CpuManagerError as exc:  # the API server could not be asked
-            metrics.pushes.labels("auth-unavailable").inc()
-            return _bad(f"cannot check the credential now: {exc}", 503)
-        return None
+        """None when the caller may push the node in the path (``auth.refused_push``)."""
+        header, name = request.headers.get("authorization", ""), request.path_params["name"]
+        check = partial(refused_push, authenticator, header, name)
+        found = await offload.run("small", config.answer_timeout, check)
+        if found is None:
+            return None
+        metrics.pushes.labels(found[1]).inc()
+        return _bad(found[2], found[0])
+
+    def node_name(request: Request) -> str:
+        return limits.check_node_name(request.path_params["name"], "the node name in the path")
 
     async def push(request: Request) -> Response:
         refused = await refusal(request)
         if refused is not None:
             return refused
-        name = request.path_params["name"]
-        raw = await _body(request, SNAPSHOT_LIMIT)
+        try:
+            name = node_name(request)
+        except InputError:
+            metrics.pushes.labels("invalid").inc()
+            raise
+        raw = await bodies.read(request, limits.MAX_PUSH_BYTES)
+        return await offload.run("push", config.push_timeout, partial(store_push, name, raw))
+
+    def store_push(name: str, raw: bytes) -> Response:
+        """Decode, check and restore one pushed snapshot (in a thread)."""
         try:
             document = json.loads(raw)
         except (ValueError, RecursionError):
             metrics.pushes.labels("invalid").inc()
             return _bad("the snapshot is not JSON; send 'cpumanager node snapshot' output")
-        snapshot = snapshot_from_json(raw)
+        try:
+            snapshot = snapshot_from_json(raw)
+        except InputError:
+            metrics.pushes.labels("invalid").inc()
+            raise
         if snapshot.node_name != name:
             metrics.pushes.labels("invalid").inc()
             return _bad(f"the snapshot is of node {snapshot.node_name!r}, not {name!r}")
-        changed = nodes.put(snapshot, snapshot_digest(document))
+        try:
+            changed = nodes.put(snapshot, snapshot_digest(document))
+        except StoreFull as exc:
+            metrics.pushes.labels("refused-full").inc()
+            return _bad(str(exc), 507)
         metrics.pushes.labels("changed" if changed else "unchanged").inc()
         metrics.assumed.set(nodes.assumed_count())
         return JSONResponse({"node": name, "changed": changed})
@@ -381,22 +370,32 @@ def create_app(
         refused = await refusal(request)
         if refused is not None:
             return refused
-        raw = await _body(request, 4096)
+        name = node_name(request)
+        raw = await bodies.read(request, limits.MAX_HEARTBEAT_BYTES)
         try:
-            digest = json.loads(raw).get("digest")
-        except (ValueError, AttributeError):
-            digest = None
+            body = json.loads(raw)
+        except (ValueError, RecursionError):
+            body = None
+        digest = body.get("digest") if isinstance(body, dict) else None
         if not isinstance(digest, str):
             return _bad('a heartbeat body is {"digest": "<sha256 of the last pushed snapshot>"}')
-        if not nodes.heartbeat(request.path_params["name"], digest):
+        held = await offload.run(
+            "small", config.answer_timeout, partial(nodes.heartbeat, name, digest)
+        )
+        if not held:
             metrics.pushes.labels("heartbeat-unknown").inc()
             return _bad("no snapshot with this digest is held: push the snapshot", 409)
         metrics.pushes.labels("heartbeat").inc()
-        return JSONResponse({"node": request.path_params["name"], "changed": False})
+        return JSONResponse({"node": name, "changed": False})
 
     async def metrics_page(request: Request) -> Response:
+        return await offload.run("small", config.answer_timeout, render_metrics)
+
+    def render_metrics() -> Response:
+        # One series per held node: bounded by max_nodes, and every name is a node name.
+        ages = nodes.ages()
         metrics.age.clear()
-        for name, age in nodes.ages().items():
+        for name, age in ages.items():
             metrics.age.labels(name).set(age)
         metrics.assumed.set(nodes.assumed_count())
         return Response(generate_latest(metrics.registry), media_type="text/plain; version=0.0.4")
@@ -415,12 +414,12 @@ def create_app(
     bindings = None if api is None else Bindings(nodes, api, check_one, config.assume_ttl)
 
     async def bind_verb(request: Request) -> Response:
-        args = parse_bind_args(await _body(request, 4096))
+        args = parse_bind_args(await bodies.read(request, limits.MAX_HEARTBEAT_BYTES))
         if bindings is None:
-            error = "this extender has no API server access to bind with (--bind needs it)"
+            error = "this extender has no API server access to bind with"
         else:
-            error = await run_in_threadpool(bindings.bind, args)
-        metrics.binds.labels("bound" if not error else "refused").inc()
+            error = await offload.run("verb", config.answer_timeout, partial(bindings.bind, args))
+        binds.labels("bound" if not error else "refused").inc()
         metrics.assumed.set(nodes.assumed_count())
         return JSONResponse({"Error": error})
 
