@@ -153,3 +153,38 @@ def test_the_class_is_what_api_client_returns(api_server, tmp_path: Path) -> Non
     api = api_client(kubeconfig(tmp_path, url))
     assert isinstance(api, KubeApi)
     api.close()
+
+
+def test_the_watch_yields_events_and_ends_on_an_error_event(api_server, tmp_path) -> None:
+    recorder, url = api_server
+    pod = {"metadata": {"name": "p", "namespace": "ns"}, "spec": {"nodeName": "n1"}}
+    lines = [
+        {"type": "ADDED", "object": pod},
+        {"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "9"}}},
+        {
+            "type": "ERROR",
+            "object": {
+                "kind": "Status",
+                "code": 410,
+                "reason": "Expired",
+                "message": "too old resource version",
+            },
+        },
+    ]
+    body = b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+    recorder.answers["/api/v1/pods"] = (200, {"Content-Type": "application/json"}, body)
+    api = api_client(kubeconfig(tmp_path, url))
+    seen: list[tuple[str, str]] = []
+
+    def drain() -> None:
+        for kind, obj in api.watch_node_pods("n1", "5", seconds=5):
+            seen.append((kind, obj["metadata"].get("name")))
+
+    with pytest.raises(KubeApiError, match="HTTP 410"):
+        drain()
+    assert seen[0] == ("ADDED", "p")  # a pod without containers is passed on, not validated
+    query = recorder.requests[0][1]
+    assert "watch=True" in query or "watch=true" in query
+    assert "fieldSelector=spec.nodeName%3Dn1" in query
+    assert "resourceVersion=5" in query
+    api.close()

@@ -139,9 +139,16 @@ class KubeApi:
 
         watch: Any = untyped_watch
         watcher = watch.Watch()
+        core = self._core
+
+        def list_pods(**kwargs: Any) -> Any:
+            # No docstring on purpose: the watch then yields the pods as JSON objects
+            # instead of building (and validating) client models for each event.
+            return core.list_pod_for_all_namespaces(**kwargs)
+
         try:
             for event in watcher.stream(
-                self._core.list_pod_for_all_namespaces,
+                list_pods,
                 field_selector=f"spec.nodeName={node}",
                 resource_version=resource_version,
                 timeout_seconds=seconds,
