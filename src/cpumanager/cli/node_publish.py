@@ -63,7 +63,8 @@ def parse_period(text: str) -> float:
     "--token-file",
     type=click.Path(path_type=Path, dir_okay=False),
     default=None,
-    help="The shared token (the extender refuses pushes without it).",
+    help="The bearer token: the pod's projected ServiceAccount token (read again at every "
+    "push: the kubelet rotates it) or the extender's shared token.",
 )
 @click.option("--ca-file", type=click.Path(path_type=Path, dir_okay=False), default=None)
 @click.option("--every", default="10s", show_default=True, help="Snapshot at least this often.")
