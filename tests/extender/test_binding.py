@@ -205,3 +205,15 @@ def test_bound_pods_never_overcommit_the_node(steps: list[tuple[str, str]]) -> N
 
 def test_filter_changes_no_state_in_bind_mode() -> None:
     assert ExtenderConfig().assume == "bind"
+
+
+def test_a_pod_no_manager_pins_is_bound_without_listing_the_node() -> None:
+    h = Harness()
+    pod = pod_json("be", "1")
+    pod["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "100m"}}
+    h.api.add(pod)
+    args = b'{"PodName": "pod-be", "PodNamespace": "default", "PodUID": "be", "Node": "n"}'
+    assert h.bindings.bind(parse_bind_args(args)) == ""
+    assert h.api.calls == ["get", "bind"]
+    assert h.bind("g", "2") == ""  # a pinned pod: the node's pods are listed first
+    assert h.api.calls[2:] == ["get", "list", "bind"]

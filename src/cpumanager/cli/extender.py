@@ -208,7 +208,8 @@ def extender(
         from cpumanager.adapters.kube_api import KubeApiError, api_client
 
         try:
-            api = api_client(kubeconfig)
+            # Short calls: a bind makes up to three within the scheduler's 5 s.
+            api = api_client(kubeconfig, timeout=1.2)
         except KubeApiError as exc:
             if kubeconfig is not None or auth == "tokenreview":
                 raise

@@ -4,7 +4,8 @@ kube-scheduler posts ``ExtenderBindingArgs`` ({"PodName", "PodNamespace", "PodUI
 "Node"}) to the bind verb once it has chosen a node, and reads ``ExtenderBindingResult``
 ({"Error"}) back. Here, one node at a time (a lock per node):
 
-1. the pod is read from the API server (the bind call carries no spec);
+1. the pod is read from the API server (the bind call carries no spec); a pod no resource
+   manager pins (``visibility.pinned``) skips steps 2 and 3;
 2. the node is *caught up*: every active pod the API server has bound to it that its last
    snapshot does not report is assumed there (binds by another replica, by the default
    binder, before this replica started); an assumed pod the API server no longer has on
@@ -34,6 +35,7 @@ from cpumanager.errors import CpuManagerError, InputError
 from cpumanager.extender.judge import Verdict
 from cpumanager.extender.protocol import ExtenderArgs
 from cpumanager.extender.store import NodeStore, pod_shape
+from cpumanager.extender.visibility import pinned
 from cpumanager.formats.manifest import pod_from_manifest
 
 SETTLE_SECONDS = 10.0  # an assumption younger than this is kept even if the list lacks it
@@ -159,8 +161,12 @@ class Bindings:
             if str(pod.uid) != args.uid:
                 return f"pod {args.namespace}/{args.name} is another pod now (uid changed)"
             with self._lock(args.node):
-                self.catch_up(args.node)
-                verdict = self._check(ExtenderArgs(pod, spec, (args.node,), None))
+                # A pod no manager pins cannot be refused by them: no catch-up, no check.
+                if pinned(pod):
+                    self.catch_up(args.node)
+                    verdict = self._check(ExtenderArgs(pod, spec, (args.node,), None))
+                else:
+                    verdict = Verdict(True)
                 if not verdict.admitted:
                     return (
                         f"node {args.node} no longer admits pod {args.namespace}/{args.name}: "
