@@ -69,8 +69,11 @@ def running(base: NodeSnapshot, docs: list[dict]) -> tuple[NodeSnapshot, int]:
     return snapshot, len(manifests) - len(kept)
 
 
-def burst(replicas: int) -> tuple[list[tuple[str, str]], dict[str, list[dict]], int]:
-    """Outcome per pod, the pods bound per node, and binds refused, for ``replicas``."""
+def burst(
+    replicas: int, *, agents: bool = True
+) -> tuple[list[tuple[str, str]], dict[str, list[dict]], int]:
+    """Outcome per pod, the pods bound per node, and binds refused, for ``replicas``;
+    without ``agents`` no node pushes after the first snapshots (the most they can lag)."""
     api = FakeApi()
     clock = FakeClock()
     started = [start_extender(CONFIG, api=api, clock=clock) for _ in range(replicas)]
@@ -109,7 +112,7 @@ def burst(replicas: int) -> tuple[list[tuple[str, str]], dict[str, list[dict]], 
                 _, server, thread = started[0]
                 server.should_exit = True
                 thread.join(timeout=10)
-            if outcome == "bound":
+            if outcome == "bound" and agents:
                 agent_push(where)
         assert len(live) == 1  # the burst ended on the last replica (failed over, or alone)
         return outcomes, api.bound(), refused_binds
@@ -134,3 +137,15 @@ def test_losing_a_replica_mid_burst_changes_nothing() -> None:
         for doc in docs:
             result = node.admit(pod_from_manifest({"kind": "Pod", "apiVersion": "v1", **doc}))
             assert result.admitted, (name, doc["metadata"]["uid"], result.reason)
+
+
+def test_with_silent_agents_the_survivor_learns_the_binds_from_the_api_server() -> None:
+    """No agent reports anything after the start: replica B's filter knows nothing of A's
+    binds, and only its bind-time catch-up stands between it and over-commitment."""
+    outcomes, bound, refused = burst(2, agents=False)
+    assert sum(1 for o, _ in outcomes if o == "bound") > PODS // 4
+    assert refused > 0  # B's filter was optimistic; its bind said no
+    for name, docs in bound.items():
+        base = make_snapshot(name, **SHAPES[int(name[-2:]) % len(SHAPES)])
+        _, refusals = running(base, docs)
+        assert refusals == 0, name
