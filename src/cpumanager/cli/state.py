@@ -22,7 +22,7 @@ from cpumanager.adapters.checkpoint_files import (
     read_container_map,
     write_conversion,
 )
-from cpumanager.checkpoint import codec, kinds
+from cpumanager.checkpoint import kinds
 from cpumanager.checkpoint.convert import (
     TARGET_FORMATS,
     TargetFormat,
@@ -32,7 +32,8 @@ from cpumanager.checkpoint.convert import (
     read_for_conversion,
     read_lenient,
 )
-from cpumanager.checkpoint.loader import Diagnosis, diagnose
+from cpumanager.checkpoint.cpu import codec
+from cpumanager.checkpoint.cpu.restore import Diagnosis, diagnose
 from cpumanager.cli import state_nodes, state_versions
 from cpumanager.cli.options import emit_json, load_topology, machine_options, output_option
 from cpumanager.cli.state_render import ids as _ids
