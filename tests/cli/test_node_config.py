@@ -13,6 +13,9 @@ from tests.cli.runner import Run, run_main
 DATA = Path(__file__).resolve().parent.parent / "formats" / "data" / "kubelet_configs"
 
 
+HEADER = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+
+
 def run(*args: str | Path) -> Run:
     return run_main(["node", "config", *args], env={"COLUMNS": "80"})
 
@@ -58,18 +61,23 @@ def test_table_reads_at_80_columns() -> None:
     assert max(len(line) for line in lines[2:]) <= 80
 
 
-def test_every_error_and_exit_1() -> None:
+def test_the_first_stage_that_refuses_and_exit_1() -> None:
+    # The kubelet stops at validation: the manager's refusal of "Static" never comes.
     flags = "--cpu-manager-policy=Static --topology-manager-policy=strict"
     result = run("--flags", flags, "-o", "json")
     assert result.exit_code == 1
     doc = json.loads(result.output)
     assert doc["valid"] is False
-    assert [e.split(":")[0] for e in doc["errors"]] == ["invalid configuration", "unknown policy"]
-    table = run("--flags", flags)
-    assert table.exit_code == 1
-    assert table.output == ""
-    assert "the kubelet would refuse this configuration:" in table.stderr
-    assert 'unknown policy: "Static"' in table.stderr
+    assert doc["stage"] == "validates"
+    assert [e.split(":")[0] for e in doc["errors"]] == ["invalid configuration"]
+    assert doc["kubelet"].startswith("failed to validate kubelet configuration, error: ")
+    starts = run("--flags", "--cpu-manager-policy=Static")
+    assert starts.exit_code == 1
+    assert starts.output == ""
+    assert "the kubelet would refuse this configuration (kubelet 1.37, stage: starts):" in (
+        starts.stderr
+    )
+    assert 'unknown policy: "Static"' in starts.stderr
 
 
 def test_bad_input_is_one_line() -> None:
@@ -85,7 +93,7 @@ def test_bad_input_is_one_line() -> None:
 
 def test_control_characters_are_escaped(tmp_path: Path) -> None:
     path = tmp_path / "k.yaml"
-    path.write_text('cgroupRoot: "/\\x1b[31mred"\n')
+    path.write_text(f'{HEADER}cgroupRoot: "/\\x1b[31mred"\n')
     result = run("--kubelet-config", path)
     assert result.exit_code == 0, result.stderr
     assert "\x1b" not in result.output

@@ -21,6 +21,7 @@ import yaml
 
 from cpumanager.adapters._text import load_yaml_documents, read_bounded_text
 from cpumanager.core.printable import printable
+from cpumanager.core.versions import Release
 from cpumanager.errors import ConfigError, InputError, KubeletConfigInvalidError
 from cpumanager.formats.kubelet_config import (
     ConfigSource,
@@ -29,6 +30,7 @@ from cpumanager.formats.kubelet_config import (
     assemble,
     parse_kubelet_flags,
 )
+from cpumanager.formats.kubelet_config.document import decode_file
 from cpumanager.formats.kubelet_config.fields import check_string_maps
 from cpumanager.formats.kubelet_config.launch import (
     argv_from_env,
@@ -91,11 +93,21 @@ def read_kubelet_config(path: Path) -> KubeletConfig:
     return kubelet_config_from_text(text, source=str(path))
 
 
-def read_config_source(path: Path, *, inside: Path | None = None, name: str = "") -> ConfigSource:
-    """A YAML or JSON configuration document, bounded and regular."""
+def read_config_source(
+    path: Path, *, inside: Path | None = None, name: str = "", as_kubelet: bool = False
+) -> ConfigSource:
+    """A YAML or JSON configuration document, bounded and regular.
+
+    ``as_kubelet`` decodes it as the kubelet's loader does (``formats.kubelet_config.document``:
+    an empty or comment-only file, ``{`` read as JSON, apiVersion/kind, duplicate fields),
+    refusing at stage ``loads``.
+    """
     text = read_bounded_text(
         path, what="kubelet configuration", max_bytes=MAX_FILE_BYTES, inside=inside
     )
+    if as_kubelet:
+        loaded = decode_file(text, path=str(path))
+        return ConfigSource(name=name or str(path), body=loaded.body, warnings=loaded.warnings)
     return ConfigSource(name=name or str(path), body=_load_yaml(text, source=str(path)))
 
 
@@ -207,6 +219,7 @@ def load_effective_config(
     env_files: Sequence[Path] = (),
     configz: Path | None = None,
     root: Path = Path("/"),
+    release: Release | None = None,
 ) -> EffectiveConfig:
     """The configuration the kubelet would run with, and where each field came from.
 
@@ -215,6 +228,8 @@ def load_effective_config(
     ``--config`` / ``--config-dir`` those flags name, looked up under ``root``.
     Raises InputError / ConfigError for unreadable or malformed sources, and
     KubeletConfigInvalidError listing every error the kubelet's validation would give.
+    With ``release``, the file is loaded, defaulted and checked as that kubelet release
+    does, and the error names the stage that refuses (``loads``, ``validates``, ``starts``).
     """
     words: list[str] = []
     if systemd_unit is not None:
@@ -239,6 +254,7 @@ def load_effective_config(
         config = _under(root, parsed.config)
     if config_dir is None and parsed.config_dir:
         config_dir = _under(root, parsed.config_dir)
-    file = read_config_source(config) if config is not None else None
+    as_kubelet = release is not None
+    file = read_config_source(config, as_kubelet=as_kubelet) if config is not None else None
     drop_ins = read_drop_in_dir(config_dir) if config_dir is not None else []
-    return assemble(file=file, drop_ins=drop_ins, flags=parsed)
+    return assemble(file=file, drop_ins=drop_ins, flags=parsed, release=release)
