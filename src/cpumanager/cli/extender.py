@@ -8,14 +8,38 @@ certificates (mTLS). See docs/extender.md for the scheduler's configuration.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from cpumanager.errors import InputError
 
-__all__ = ["extender", "parse_listen", "read_token"]
+__all__ = ["check_tls", "extender", "parse_listen", "read_token"]
 
 MAX_TOKEN_BYTES = 4096
+
+
+def check_tls(cert: Path, key: Path, client_ca: Path | None) -> None:
+    """Load the TLS files once as the server will; InputError (one line) when they are
+    missing, unreadable, malformed or do not match."""
+    import ssl
+
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    steps: list[tuple[str, Any]] = [
+        ("--tls-cert/--tls-key", lambda: context.load_cert_chain(str(cert), str(key)))
+    ]
+    if client_ca is not None:
+        steps.append(("--tls-client-ca", lambda: context.load_verify_locations(str(client_ca))))
+    for what, step in steps:
+        try:
+            step()
+        except ssl.SSLError as exc:
+            reason = exc.reason or str(exc).splitlines()[0]
+            msg = f"{what}: cannot use the TLS files ({reason}); check they are PEM and match"
+            raise InputError(msg) from None
+        except OSError as exc:
+            msg = f"{what}: cannot read {exc.filename or 'a file'}: {exc.strerror or exc}"
+            raise InputError(msg) from None
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -89,6 +113,14 @@ def read_token(path: Path) -> bytes:
     help="Processes for the exact checks (forked workers that hold the nodes); 1: none. "
     "Under a CPU quota, give the quota. [default: the usable CPUs, at most 4]",
 )
+@click.option(
+    "--max-nodes",
+    type=click.IntRange(min=1),
+    default=10_000,
+    show_default=True,
+    help="Nodes held at most; a new node when full evicts the longest-silent stale one, "
+    "else its push is refused (507).",
+)
 @click.option("--tls-cert", type=click.Path(path_type=Path, dir_okay=False), default=None)
 @click.option("--tls-key", type=click.Path(path_type=Path, dir_okay=False), default=None)
 @click.option(
@@ -106,6 +138,7 @@ def extender(
     assume: str,
     assume_ttl: float,
     workers: int | None,
+    max_nodes: int,
     tls_cert: Path | None,
     tls_key: Path | None,
     tls_client_ca: Path | None,
@@ -116,6 +149,7 @@ def extender(
 
     import uvicorn
 
+    from cpumanager.extender.guards import header_timeout_protocol
     from cpumanager.extender.server import ExtenderConfig, create_app
 
     host, port = parse_listen(listen)
@@ -125,6 +159,8 @@ def extender(
     if tls_client_ca is not None and tls_cert is None:
         msg = "--tls-client-ca needs --tls-cert and --tls-key"
         raise InputError(msg)
+    if tls_cert is not None and tls_key is not None:
+        check_tls(tls_cert, tls_key, tls_client_ca)
     token = read_token(token_file) if token_file is not None else None
     if token is None:
         click.echo("cpumanager: note: no --token-file: every snapshot push is refused", err=True)
@@ -135,12 +171,15 @@ def extender(
         assume=assume,
         assume_ttl=assume_ttl,
         workers=workers,
+        max_nodes=max_nodes,
     )
     uvicorn.run(
         create_app(config),
         host=host,
         port=port,
         log_level="warning",
+        http=header_timeout_protocol(10.0),
+        limit_concurrency=1000,  # connections; past it uvicorn answers 503
         ssl_certfile=str(tls_cert) if tls_cert else None,
         ssl_keyfile=str(tls_key) if tls_key else None,
         ssl_ca_certs=str(tls_client_ca) if tls_client_ca else None,

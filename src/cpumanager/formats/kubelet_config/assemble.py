@@ -140,7 +140,7 @@ def assemble(
     if added:
         origins["evictionHard"] = f"{origins['evictionHard']} + defaults"
     if release is None:
-        config = build_config(raw, with_options=True)
+        config = build_config(raw, KubeletConfig, with_options=True)
     else:
         file_gates = base.get("featureGates") if isinstance(base, Mapping) else None
         config = _staged(raw, release, file_gates=file_gates)
@@ -173,7 +173,7 @@ def _staged(raw: Mapping[str, object], release: Release, *, file_gates: object) 
     messages = whole.validation_messages(whole.defaulted(typed, release), release, gate_values)
     if messages:
         raise KubeletConfigInvalidError(tuple(messages), stage="validates")
-    config, errors = decode(raw)
+    config, errors = decode(raw, KubeletConfig)
     errors = [*errors, *startup_errors(config), *option_errors(config)]
     if errors:
         raise KubeletConfigInvalidError(tuple(errors), stage="starts")
@@ -226,7 +226,7 @@ def _checked(source: ConfigSource, *, typed: bool = False) -> Mapping[str, objec
         if typed:
             whole.decode_fields(body)
         check_string_maps(body)
-        decode(body)
+        decode(body, KubeletConfig)
     except ConfigError as err:
         msg = f"{source.name}: {err.message}"
         if typed:
@@ -239,7 +239,7 @@ def _from_configz(source: ConfigSource) -> EffectiveConfig:
     body = configz_body(source.body)
     raw, defaulted = apply_defaults(body)
     origins = {name: "default" if name in defaulted else "configz" for name in raw}
-    config = build_config(raw, with_options=True)
+    config = build_config(raw, KubeletConfig, with_options=True)
     return EffectiveConfig(
         config=config,
         origins={name: origins[name] for name in MANAGER_FIELDS if name in origins},
