@@ -130,12 +130,10 @@ def _release_name(release: tuple[int, int]) -> str:
 def _kubelet_text(err: object) -> str:
     """The line the kubelet itself would end with, for the stage that refuses."""
     from cpumanager.errors import KubeletConfigInvalidError
-    from cpumanager.formats.kubelet_config.whole import aggregate
+    from cpumanager.formats.kubelet_config.whole import kubelet_text
 
     assert isinstance(err, KubeletConfigInvalidError)
-    if err.stage == "validates" and err.errors[0].startswith("invalid configuration"):
-        return f"failed to validate kubelet configuration, error: {aggregate(err.errors)}"
-    return err.errors[0]
+    return kubelet_text(err.stage, err.errors)
 
 
 def _emit(

@@ -34,6 +34,7 @@ from cpumanager.formats.kubelet_config.defaults import (
     apply_defaults,
     merge_default_eviction,
 )
+from cpumanager.formats.kubelet_config.document import load_refusal
 from cpumanager.formats.kubelet_config.fields import check_string_maps, fail, mapping
 from cpumanager.formats.kubelet_config.flags import KubeletFlags
 from cpumanager.formats.kubelet_config.model import KubeletConfig
@@ -228,9 +229,9 @@ def _checked(source: ConfigSource, *, typed: bool = False) -> Mapping[str, objec
         check_string_maps(body)
         decode(body, KubeletConfig)
     except ConfigError as err:
-        msg = f"{source.name}: {err.message}"
         if typed:
-            raise KubeletConfigInvalidError((msg,), stage="loads") from err
+            raise load_refusal(source.name, f"failed to decode: {err.message}") from err
+        msg = f"{source.name}: {err.message}"
         raise ConfigError(msg) from err
     return body
 

@@ -25,13 +25,14 @@ from dataclasses import dataclass, field
 import yaml
 
 from cpumanager.errors import ConfigError, KubeletConfigInvalidError
+from cpumanager.formats.kubelet_config.whole import FIELD_KINDS
 
 __all__ = ["GROUP", "KIND", "LoadedDocument", "decode_file", "load_refusal"]
 
 GROUP = "kubelet.config.k8s.io"
 KIND = "KubeletConfiguration"
 _VERSIONS = ("v1beta1",)  # the only external version the kubelet's scheme registers
-_SCHEME = "k8s.io/kubernetes/pkg/kubelet/apis/config/scheme/scheme.go:39"
+_SCHEME = "k8s.io/kubernetes/pkg/kubelet/apis/config/scheme/scheme.go:33"  # 1.32's text
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +111,7 @@ def decode_file(text: str, *, path: str) -> LoadedDocument:
     _check_type_meta(body, text, path)
     warnings: list[str] = []
     strict = [f'duplicate field "{name}"' for name in duplicates]
+    strict += [f'unknown field "{name}"' for name in body if name not in FIELD_KINDS]
     if strict:
         warnings.append(
             "Using lenient decoding as strict decoding failed: strict decoding error: "
@@ -135,7 +137,8 @@ def _decode_json(text: str, path: str) -> tuple[object, list[str]]:
         body = json.loads(text, object_pairs_hook=_json_duplicates)
     except ValueError as err:
         detail = _go_json_syntax(text, err)
-        raise load_refusal(path, f"failed to decode: {detail}") from err
+        msg = f"failed to decode: couldn't get version/kind; json parse error: {detail}"
+        raise load_refusal(path, msg) from err
     duplicates: list[str] = []
     if isinstance(body, dict):
         found = body.pop("\x00duplicates", [])
@@ -172,9 +175,9 @@ def _decode_yaml(text: str, path: str) -> tuple[object, list[str]]:
         body = next(iter(_documents(loader)), None)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark is not None else ""
+        where = f"line {mark.line}: " if mark is not None else ""
         problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        msg = f"failed to decode: error converting YAML to JSON: yaml: {where}{problem}"
+        msg = f"failed to decode: yaml: {where}{problem}"
         raise load_refusal(path, msg) from err
     finally:
         loader.dispose()

@@ -43,6 +43,7 @@ __all__ = [
     "gate_error",
     "gate_refusal",
     "gates_panic",
+    "kubelet_text",
     "go_duration_text",
     "validation_messages",
 ]
@@ -195,8 +196,8 @@ def _json_kind(value: object) -> str:
 
 def _type_error(value: object, path: str, go_type: str) -> ConfigError:
     kind = _json_kind(value)
-    if kind == "number":
-        kind = f"number {_json_number(value)}"
+    if kind == "number" and go_type in ("int32", "int64", "float64"):
+        kind = f"number {_json_number(value)}"  # Go names the literal it cannot fit
     return ConfigError(
         f"json: cannot unmarshal {kind} into Go struct field KubeletConfiguration.{path} "
         f"of type {go_type}"
@@ -216,7 +217,8 @@ def decode_fields(body: Mapping[str, object]) -> dict[str, object]:
     JSON ``null`` leaves a field unset, as in Go.
     """
     out: dict[str, object] = {}
-    for name, value in body.items():
+    # YAML reaches Go's decoder as JSON with sorted keys: the first error is by key order.
+    for name, value in sorted(body.items()):
         kind = FIELD_KINDS.get(name)
         if kind is None or value is None:
             continue
@@ -249,7 +251,10 @@ def _decode(path: str, kind: str, value: object) -> object:
         return float(value)
     if kind == "duration":
         if not isinstance(value, str):
-            msg = f"json: cannot unmarshal {_json_kind(value)} into Go value of type string"
+            msg = (
+                f"json: cannot unmarshal {_json_kind(value)} into Go struct field "
+                f"KubeletConfiguration.{path} of type string"
+            )
             raise ConfigError(msg)
         try:
             return go_duration_nanos(value)
@@ -466,6 +471,12 @@ def go_duration_text(nanos: int) -> str:
     return sign + text
 
 
+def _struct(nanos: int) -> str:
+    """A ``metav1.Duration`` printed whole with ``%v``: ``{500ms}`` (the kubelet's messages
+    print some durations this way, others as the inner ``time.Duration``)."""
+    return "{" + go_duration_text(nanos) + "}"
+
+
 def _decimal(amount: int, unit: int) -> str:
     whole, frac = divmod(amount, unit)
     if not frac:
@@ -536,12 +547,12 @@ def validation_messages(
     if not on("CustomCPUCFSQuotaPeriod") and quota != 100 * 10**6:
         add(
             f"invalid configuration: cpuCFSQuotaPeriod (--cpu-cfs-quota-period) "
-            f"{go_duration_text(quota)} requires feature gate CustomCPUCFSQuotaPeriod"
+            f"{_struct(quota)} requires feature gate CustomCPUCFSQuotaPeriod"
         )
     if on("CustomCPUCFSQuotaPeriod") and not 10**6 <= quota <= _S:
         add(
             f"invalid configuration: cpuCFSQuotaPeriod (--cpu-cfs-quota-period) "
-            f"{go_duration_text(quota)} must be between 1ms and 1sec, inclusive"
+            f"{_struct(quota)} must be between 1ms and 1sec, inclusive"
         )
     high, low = num("imageGCHighThresholdPercent"), num("imageGCLowThresholdPercent")
     for name, flag, value in (
@@ -673,6 +684,14 @@ def validation_messages(
                 f"{reserved}, error: {problem}"
             )
     errors += _reserved_memory_messages(kc.get("reservedMemory"))
+    hidden = kc.get("showHiddenMetricsForVersion", "")
+    previous = f"{release[0]}.{release[1] - 1}"
+    if hidden and hidden != previous:
+        add(
+            "--show-hidden-metrics-for-version must be omitted or have the value "
+            f"'{previous}'. Only the previous minor version is allowed"
+        )
+    errors += _logging_messages(kc.get("logging"))
     factor = kc.get("memoryThrottlingFactor")
     in_range = isinstance(factor, float) and 0 < factor <= 1.0
     if isinstance(factor, float) and _has("memoryThrottlingFactor", release) and not in_range:
@@ -708,16 +727,61 @@ def _negative(name: str, flag: str, value: int) -> str:
     return f"invalid configuration: {name} (--{flag}) {value} must not be a negative number"
 
 
+_LABEL_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+def _qualified_name(text: str) -> bool:
+    """apimachinery's ``IsQualifiedName``: ``[prefix/]name``."""
+    prefix, slash, name = text.rpartition("/")
+    if "/" in prefix:
+        return False
+    if slash and not (
+        prefix and len(prefix) <= 253 and all(_DNS_LABEL.fullmatch(p) for p in prefix.split("."))
+    ):
+        return False
+    return 0 < len(name) <= 63 and _LABEL_NAME.fullmatch(name) is not None
+
+
+def _valid_taint(taint: Mapping[str, object]) -> bool:
+    key, value, effect = (str(taint.get(k) or "") for k in ("key", "value", "effect"))
+    if not _qualified_name(key):
+        return False
+    if value and not (len(value) <= 63 and _LABEL_NAME.fullmatch(value)):
+        return False
+    return not effect or effect in _EFFECTS
+
+
 def _taint_messages(raw: object) -> list[str]:
+    """Each ``registerWithTaints`` entry: ``utiltaints.CheckTaintValidation``, then TimeAdded.
+
+    The kubelet prints a bad taint with Go's ``%v`` of the struct: ``{key value effect
+    <nil>}`` (a set ``timeAdded`` would print as a pointer; only its own message is given).
+    """
     if not isinstance(raw, list):
         return []
     out = []
     for taint in raw:
         if not isinstance(taint, Mapping):
             continue
-        if "timeAdded" in taint and taint["timeAdded"] is not None:
+        added = taint.get("timeAdded")
+        if not _valid_taint(taint) and added is None:
+            key, value, effect = (str(taint.get(k) or "") for k in ("key", "value", "effect"))
+            out.append(f"invalid taint: {{{key} {value} {effect} <nil>}}")
+        if added is not None:
             out.append("invalid configuration: taint.TimeAdded is not nil")
     return out
+
+
+def _logging_messages(raw: object) -> list[str]:
+    """component-base ``logsapi.Validate``: the format must be one the kubelet registers."""
+    if not isinstance(raw, Mapping):
+        return []
+    log_format = raw.get("format") or "text"
+    if isinstance(log_format, str) and log_format not in ("text", "json"):
+        return [f"logging.format: Invalid value: {_q(log_format)}: Unsupported log format"]
+    return []
 
 
 def _shutdown_messages(kc: Mapping[str, object], on: Callable[[str], bool]) -> list[str]:
@@ -728,14 +792,13 @@ def _shutdown_messages(kc: Mapping[str, object], on: Callable[[str], bool]) -> l
         if critical > period:
             out.append(
                 f"invalid configuration: shutdownGracePeriodCriticalPods "
-                f"{go_duration_text(critical)} must be <= shutdownGracePeriod "
-                f"{go_duration_text(period)}"
+                f"{_struct(critical)} must be <= shutdownGracePeriod {_struct(period)}"
             )
         for name, value in (("shutdownGracePeriod", period),
                             ("shutdownGracePeriodCriticalPods", critical)):  # fmt: skip
             if value < 0 or 0 < value < _S:
                 out.append(
-                    f"invalid configuration: {name} {go_duration_text(value)} must be either "
+                    f"invalid configuration: {name} {_struct(value)} must be either "
                     "zero or otherwise >= 1 sec"
                 )
     elif period > 0 or critical > 0:
@@ -963,6 +1026,16 @@ def _go_clean(path: str) -> str:
 
 def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def kubelet_text(stage: str, messages: Sequence[str]) -> str:
+    """The line the kubelet ends with at ``stage``: validation's aggregate wrapped as
+    ``failed to validate kubelet configuration, error: ...``, else the first refusal (the
+    kubelet stops at the first file, gate or manager that refuses)."""
+    first = messages[0]
+    if stage != "validates" or first.startswith("failed to set feature gates"):
+        return first
+    return f"failed to validate kubelet configuration, error: {aggregate(messages)}"
 
 
 def aggregate(messages: Sequence[str]) -> str:
