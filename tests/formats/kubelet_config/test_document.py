@@ -12,7 +12,12 @@ from cpumanager.errors import KubeletConfigInvalidError
 from cpumanager.formats.kubelet_config.document import decode_file
 
 HEAD = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
-WRAP = "failed to load kubelet config file, path: k.yaml, error: failed to load Kubelet config file k.yaml, error "
+WRAP = (
+    "failed to load kubelet config file, path: k.yaml, error: failed to load Kubelet config "
+    "file k.yaml, error "
+)
+NO_KIND = 'failed to decode: no kind "'
+JSON_PARSE = "failed to decode: couldn't get version/kind; json parse error: "
 SCHEME = 'in scheme "k8s.io/kubernetes/pkg/kubelet/apis/config/scheme/scheme.go:33"'
 TYPEMETA = (
     'Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
@@ -45,7 +50,8 @@ REFUSED = [
     ),
     (
         "apiVersion: kubelet.config.k8s.io/v1beta1\n",
-        "failed to decode: Object 'Kind' is missing in 'apiVersion: kubelet.config.k8s.io/v1beta1\n'",
+        "failed to decode: Object 'Kind' is missing in "
+        "'apiVersion: kubelet.config.k8s.io/v1beta1\n'",
     ),
     (
         "apiVersion: kubelet.config.k8s.io/v1\nkind: KubeletConfiguration\n",
@@ -54,19 +60,19 @@ REFUSED = [
     ),
     (
         "apiVersion: foo/v1beta1\nkind: KubeletConfiguration\n",
-        f'failed to decode: no kind "KubeletConfiguration" is registered for version "foo/v1beta1" {SCHEME}',
+        NO_KIND + f'KubeletConfiguration" is registered for version "foo/v1beta1" {SCHEME}',
     ),
     (
         "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: Kubelet\n",
-        f'failed to decode: no kind "Kubelet" is registered for version "kubelet.config.k8s.io/v1beta1" {SCHEME}',
+        NO_KIND + f'Kubelet" is registered for version "kubelet.config.k8s.io/v1beta1" {SCHEME}',
     ),
     (
         "- a\n- b\n",
-        f"failed to decode: couldn't get version/kind; json parse error: json: cannot unmarshal array into {TYPEMETA}",
+        JSON_PARSE + f"json: cannot unmarshal array into {TYPEMETA}",
     ),
     (
         "hello\n",
-        f"failed to decode: couldn't get version/kind; json parse error: json: cannot unmarshal string into {TYPEMETA}",
+        JSON_PARSE + f"json: cannot unmarshal string into {TYPEMETA}",
     ),
 ]
 

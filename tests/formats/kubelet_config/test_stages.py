@@ -54,7 +54,8 @@ STAGES = [
         {"featureGates": {"MemoryManager": False}},
         "loads",
         "panic: failed to merge global and in-flight KubeletConfiguration while setting "
-        "defaults, error: cannot set feature gate MemoryManager to false, feature is locked to true",
+        "defaults, error: cannot set feature gate MemoryManager to false, feature is locked "
+        "to true",
     ),
     (
         {"maxPods": "many"},
