@@ -454,3 +454,12 @@ def test_aggregate_is_the_kubelets() -> None:
 @pytest.mark.parametrize("release", RELEASES)
 def test_every_release_accepts_the_defaults(release: Release) -> None:
     assert messages({}, release) == []
+
+
+def test_docs_list_every_release_keyed_rule() -> None:
+    from pathlib import Path
+
+    text = (Path(__file__).parents[3] / "docs" / "versions.md").read_text()
+    for rule, (since, source) in whole.RULE_SOURCES.items():
+        assert f"| `config.{rule}` | {since[0]}.{since[1]} |" in text, (rule, source)
+    assert "| `config.evictionHard` | 1.30 | 5 signals | #121834 |" in text

@@ -37,6 +37,7 @@ from cpumanager.formats.kubelet_config.gates import (
 __all__ = [
     "FIELD_KINDS",
     "RULE_SINCE",
+    "RULE_SOURCES",
     "aggregate",
     "decode_fields",
     "defaulted",
@@ -326,7 +327,7 @@ _DEFAULTS: Final[Mapping[str, object]] = {
 FIELD_SINCE: Final[Mapping[str, Release]] = {
     "containerRuntimeEndpoint": (1, 27),
     "imageMaximumGCAge": (1, 29),
-    "podLogsDir": (1, 31),
+    "podLogsDir": (1, 30),
     "containerLogMaxWorkers": (1, 30),
     "containerLogMonitorInterval": (1, 30),
     "crashLoopBackOff": (1, 32),
@@ -428,22 +429,27 @@ def _enabled(gates: Mapping[str, bool], name: str, release: Release) -> bool:
 
 # --- ValidateKubeletConfiguration --------------------------------------------------------
 
-# rule -> the first release that has it (established from each release's validation.go,
-# see docs/versions.md); a rule with no entry is in every modelled release.
+# rule -> the first release that has it, and how that is known ("gate X": the field came
+# with feature gate X, dated by 1.32's registry; "#N": the kubernetes/kubernetes PR; "open":
+# assumed, see the open questions in docs/versions.md). A rule with no entry is in every
+# modelled release (1.18 on).
+RULE_SOURCES: Final[Mapping[str, tuple[Release, str]]] = {
+    "imageMaximumGCAge": ((1, 29), "gate ImageMaximumGCAge"),
+    "containerRuntimeEndpoint": ((1, 27), "open"),
+    "containerLogMaxWorkers": ((1, 30), "open"),
+    "containerLogMonitorInterval": ((1, 30), "open"),
+    "podLogsDir": ((1, 30), "#112957"),
+    "runOnce": ((1, 32), "open: #126336 merged for 1.31 or 1.32"),
+    "crashLoopBackOff": ((1, 32), "gate KubeletCrashLoopBackOffMax"),
+    "enableSystemLogQuery": ((1, 27), "gate NodeLogQuery"),
+    "maxParallelImagePulls": ((1, 27), "open"),
+    "memorySwap": ((1, 22), "gate NodeSwap"),
+    "shutdownGracePeriodByPodPriority": ((1, 23), "gate GracefulNodeShutdownBasedOnPodPriority"),
+    "memoryThrottlingFactor": ((1, 22), "gate MemoryQoS"),
+    "enforce-compressible": ((1, 31), "open"),
+}
 RULE_SINCE: Final[Mapping[str, Release]] = {
-    "imageMaximumGCAge": (1, 29),
-    "containerRuntimeEndpoint": (1, 27),
-    "containerLogMaxWorkers": (1, 30),
-    "containerLogMonitorInterval": (1, 30),
-    "podLogsDir": (1, 31),
-    "runOnce": (1, 32),
-    "crashLoopBackOff": (1, 32),
-    "enableSystemLogQuery": (1, 27),
-    "maxParallelImagePulls": (1, 27),
-    "memorySwap": (1, 22),
-    "shutdownGracePeriodByPodPriority": (1, 23),
-    "memoryThrottlingFactor": (1, 22),
-    "enforce-compressible": (1, 31),
+    rule: since for rule, (since, _) in RULE_SOURCES.items()
 }
 
 
