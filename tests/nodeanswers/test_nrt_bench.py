@@ -21,7 +21,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 def fleet() -> Iterator[ModuleType]:
     sys.path.insert(0, str(BENCH))
     try:
-        import nrt_plugin_fleet
+        import nrt_plugin_fleet  # type: ignore[import-not-found]
 
         yield nrt_plugin_fleet
     finally:
