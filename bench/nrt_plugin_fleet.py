@@ -10,7 +10,9 @@ NUMA nodes of 4 to 16 cores with two threads; the static or none CPU manager (re
 CPUs, sometimes ``full-pcpus-only``); the None or Static memory manager; the topology
 manager's single-numa-node policy mostly (container or pod scope), else restricted or
 best-effort; hugepages and NUMA-bound devices on some; random running pods admitted by
-the node (the checkpoints and PodResources answers they leave); one random candidate.
+the node (the checkpoints and PodResources answers they leave); one random candidate (one
+to two containers, a quarter with an init container of the same QoS kind, some of those
+restartable sidecars).
 
 A harness outside the repository runs the plugin's Filter and Score on each object (its
 default arguments: passthrough cache, LeastAllocated) and writes one JSON line per
@@ -482,7 +484,13 @@ def generated_cases(count: int, seed: int) -> Iterator[dict[str, Any]]:
             rng, cpus_per_numa=drawn["cores_per_numa"] * 2, numa_memory=drawn["numa_memory"],
             device=drawn["device"], hugepages=drawn["hugepages"], big=True,
         )  # fmt: skip
-        pod = pod_doc(f"cand-{index}", snapshot.node_name, containers)
+        init = None
+        if rng.random() < 0.25:  # an init container of the same QoS kind, or a sidecar
+            first = dict(containers[0], name="init0")
+            if rng.random() < 0.3:
+                first["restartPolicy"] = "Always"
+            init = [first]
+        pod = pod_doc(f"cand-{index}", snapshot.node_name, containers, init=init)
         yield case(f"fleet/{index}", snapshot, pod, drawn)
 
 
@@ -528,6 +536,15 @@ def classify(record: dict[str, Any], name: str, filter_ok: bool) -> str:
             return (
                 "plugin limitation: it filters only under single-numa-node ("
                 f"{policies['topologyManagerPolicy']} refused: {kubelet['reason']})"
+            )
+        sidecars = [
+            c for c in record["pod"]["spec"].get("initContainers", [])
+            if c.get("restartPolicy") == "Always"
+        ]  # fmt: skip
+        if sidecars and filter_ok:
+            return (
+                "plugin limitation: a restartable init container (sidecar) is checked alone, "
+                "not charged before the app containers"
             )
         return "scheduler admits what the kubelet refuses: " + kubelet["reason"]
     if not _zoned(document, "memory"):
