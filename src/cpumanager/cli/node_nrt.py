@@ -6,12 +6,13 @@ YAML by default, ``-o json`` for scripts (``nodeanswers/nrt.py`` builds the obje
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, cast
 
 import click
 
-from cpumanager.cli.node_common import live_options, load_node
-from cpumanager.cli.node_versions import check_release, kubelet_version_option, node_release
-from cpumanager.cli.options import emit_json, output_option
+from cpumanager.cli.node_common import degraded_banner, live_options, load_node
+from cpumanager.cli.node_versions import kubelet_version_option
+from cpumanager.cli.options import DEGRADED_EXIT, emit_json, output_option
 
 __all__ = ["nrt"]
 
@@ -21,19 +22,32 @@ __all__ = ["nrt"]
 @live_options
 @kubelet_version_option
 @output_option("yaml", "json")
+@click.pass_context
 def nrt(
-    *, snapshot: Path | None, live: bool, root: Path, kubelet_root: Path, pods: Path | None,
-    kubelet_version: str | None, output: str,
+    ctx: click.Context, *, snapshot: Path | None, live: bool, root: Path, kubelet_root: Path,
+    pods: Path | None, kubelet_version: str | None, output: str,
 ) -> None:  # fmt: skip
-    """SNAPSHOT: the node's NodeResourceTopology (topology.node.k8s.io/v1alpha2)."""
+    """SNAPSHOT: the node's NodeResourceTopology (topology.node.k8s.io/v1alpha2).
+
+    On a node the kubelet would not start on, the object comes from the raw files with the
+    refusal in the cpumanager.io/degraded attribute and on stderr, and the exit code is 4."""
+    from cpumanager.cli.node_show import answer_or_degraded
+    from cpumanager.nodeanswers.degraded import degraded_nrt
     from cpumanager.nodeanswers.nrt import node_resource_topology
 
     node = load_node(snapshot, live=live, root=root, kubelet_root=kubelet_root, pods=pods)
-    check_release(node, node_release(node, kubelet_version))
-    document = node_resource_topology(node)
+    found, picture = answer_or_degraded(node, kubelet_version, lambda: node_resource_topology(node))
+    degraded = picture["degraded"] if picture is not None else None
+    if picture is not None:
+        document = degraded_nrt(node, picture)
+        click.echo("\n".join(degraded_banner(picture["degraded"])), err=True)
+    else:
+        document = cast(dict[str, Any], found)
     if output == "json":
         emit_json(document)
-        return
-    import yaml
+    else:
+        import yaml
 
-    click.echo(yaml.safe_dump(document, sort_keys=False, width=100), nl=False)
+        click.echo(yaml.safe_dump(document, sort_keys=False, width=100), nl=False)
+    if degraded:
+        ctx.exit(DEGRADED_EXIT)

@@ -3,7 +3,13 @@
 * :func:`output_option` gives ``-o/--output`` with a fixed set of formats (default ``table``).
 * :func:`machine_options` gives ``--sysfs DIR`` and ``--machine NAME|FILE`` (mutually
   exclusive) and :func:`load_topology` turns their values into a :class:`CPUTopology`.
-* :func:`emit_json` prints compact, key-sorted JSON so output is stable and diffable.
+* :func:`emit_json` prints compact, key-sorted JSON so output is stable and diffable;
+  :func:`emit_structured` prints ``-o json`` or ``-o yaml`` (the same values).
+
+The convention is kubectl's: ``-o/--output`` is always a *format* (``table``, ``wide``,
+``json``, ``yaml``, and ``html`` where a picture helps); ``-o json|yaml`` write to stdout;
+files are named by ``--output-file`` or positional arguments. JSON keys are camelCase, as
+Kubernetes' own. ``tests/cli/test_conventions.py`` walks every command and enforces it.
 
 Everything heavy (sysfs reader, presets, YAML) is imported inside the functions that need it,
 so importing this module costs only click.
@@ -24,7 +30,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_OUTPUTS",
+    "DEGRADED_EXIT",
     "emit_json",
+    "emit_structured",
     "load_topology",
     "machine_options",
     "output_option",
@@ -32,7 +40,12 @@ __all__ = [
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-DEFAULT_OUTPUTS: tuple[str, ...] = ("table", "json")
+DEFAULT_OUTPUTS: tuple[str, ...] = ("table", "wide", "json", "yaml")
+
+# The exit code of a node answer given from the raw files because the kubelet would not
+# start on the node (``node show``/``nrt``/``whatif``): what is known was printed, under a
+# banner with the kubelet's refusal. 0 ok, 1 bad input or refused, 2 usage, 3 system.
+DEGRADED_EXIT = 4
 
 
 def _output_decorator(choices: tuple[str, ...]) -> Callable[[F], F]:
@@ -42,7 +55,7 @@ def _output_decorator(choices: tuple[str, ...]) -> Callable[[F], F]:
         type=click.Choice(choices, case_sensitive=False),
         default=choices[0] if "table" not in choices else "table",
         show_default=True,
-        help="Output format.",
+        help="Output format: " + ", ".join(choices) + ".",
     )
 
 
@@ -119,3 +132,16 @@ def load_topology(*, sysfs: Path | None, machine: str | None) -> CPUTopology:
 def emit_json(obj: object) -> None:
     """Print ``obj`` as compact JSON with sorted keys and a trailing newline."""
     click.echo(json.dumps(obj, sort_keys=True, separators=(",", ":")))
+
+
+def emit_structured(obj: object, output: str) -> bool:
+    """Print ``obj`` for ``-o json`` (compact, sorted) or ``-o yaml``; False for others."""
+    if output == "json":
+        emit_json(obj)
+        return True
+    if output == "yaml":
+        import yaml
+
+        click.echo(yaml.safe_dump(obj, sort_keys=True, width=100), nl=False)
+        return True
+    return False

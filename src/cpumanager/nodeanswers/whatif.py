@@ -206,7 +206,7 @@ def _event(
         "uid": str(pod.uid),
         "admitted": verdict.admitted,
         "error": (
-            None if verdict.admitted else {"reason": verdict.reason, "message": verdict.message}
+            None if verdict.admitted else {"type": verdict.reason, "message": verdict.message}
         ),
         "containers": _containers(restored, pod),
         "default_cpuset": str(restored.node.snapshot().cpu.default_cpuset),
@@ -252,7 +252,7 @@ def _resize_one(
     event["uid"] = str(pod.uid)
     if verdict.outcome != "applied":
         why.append(f"The {asked} is not applied: {verdict.message}.")
-        event.update(admitted=False, error={"reason": verdict.reason, "message": verdict.message})
+        event.update(admitted=False, error={"type": verdict.reason, "message": verdict.message})
         event["notes"] = list(why)
         return PodVerdict(pod, False, verdict.reason, verdict.message, why, event)
     old = {str(c.name): c for c in pod.containers}[request.container]
