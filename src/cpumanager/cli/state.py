@@ -34,7 +34,14 @@ from cpumanager.checkpoint.convert import (
 )
 from cpumanager.checkpoint.loader import Diagnosis, diagnose
 from cpumanager.cli import state_nodes, state_versions
-from cpumanager.cli.options import emit_json, load_topology, machine_options, output_option
+from cpumanager.cli.options import (
+    DEFAULT_OUTPUTS,
+    emit_json,
+    emit_structured,
+    load_topology,
+    machine_options,
+    output_option,
+)
 from cpumanager.cli.state_render import ids as _ids
 from cpumanager.cli.state_render import lines as _lines
 from cpumanager.cli.state_render import placement as _placement
@@ -238,23 +245,21 @@ def verify(
 
 def _destination(path: Path, out: Path | None, in_place: bool) -> Path:
     if in_place and out is not None:
-        message = "give either -o/--out or --in-place, not both"
+        message = "give either --output-file or --in-place, not both"
         raise click.UsageError(message)
     if in_place:
         return path
     if out is None:
-        message = "give -o/--out FILE (or --in-place to replace the input)"
+        message = "give --output-file FILE (or --in-place to replace the input)"
         raise click.UsageError(message)
     if out.exists() and path.exists() and out.resolve() == path.resolve():
-        message = "-o/--out is the input file; use --in-place to replace it"
+        message = "--output-file is the input file; use --in-place to replace it"
         raise click.UsageError(message)
     return out
 
 
 def _report(fmt: str, rows: list[tuple[str, str]], payload: dict[str, Any]) -> None:
-    if fmt == "json":
-        emit_json(payload)
-    else:
+    if not emit_structured(payload, fmt):
         _lines(rows)
 
 
@@ -311,10 +316,23 @@ def _convert(
     )
 
 
-_out = click.option("-o", "--out", type=click.Path(path_type=Path), help="File to write.")
+_out = click.option(
+    "--output-file",
+    "--out",
+    "out",
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="The file to write (-o is the report's format, as everywhere).",
+)
 _in_place = click.option("--in-place", is_flag=True, help="Replace the input (keeps .last-good).")
 _fmt = click.option(
-    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+    "-o",
+    "--output",
+    "fmt",
+    type=click.Choice(DEFAULT_OUTPUTS, case_sensitive=False),
+    default="table",
+    show_default=True,
+    help="Format of the report: " + ", ".join(DEFAULT_OUTPUTS) + ".",
 )
 
 

@@ -13,7 +13,7 @@ import click
 
 from cpumanager.adapters.checkpoint_files import write_checked
 from cpumanager.checkpoint import kinds
-from cpumanager.cli.options import emit_json
+from cpumanager.cli.options import emit_json, emit_structured
 from cpumanager.errors import CheckpointError, InputError
 
 if TYPE_CHECKING:  # the memory and device codecs load only for those files (cold start)
@@ -175,9 +175,8 @@ def write(
     assert found_kind == kind  # the bytes we wrote decode as what we meant
     write_checked(new, dest, in_place=in_place)
     checksum = getattr(checkpoint, "checksum", 0)
-    if fmt == "json":
-        emit_json({"input": str(path), "output": str(dest), "kind": kind,
-                   "checksum": checksum, "bytes": len(new)})  # fmt: skip
+    if emit_structured({"input": str(path), "output": str(dest), "kind": kind,
+                        "checksum": checksum, "bytes": len(new)}, fmt):  # fmt: skip
         return
     _lines([("input", str(path)), ("output", str(dest)), ("kind", kind),
             ("checksum", str(checksum)), ("bytes", str(len(new)))])  # fmt: skip

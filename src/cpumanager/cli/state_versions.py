@@ -15,7 +15,7 @@ import click
 
 from cpumanager.adapters.checkpoint_files import read_checkpoint, write_checked
 from cpumanager.checkpoint import compat
-from cpumanager.cli.options import emit_json
+from cpumanager.cli.options import emit_json, emit_structured
 from cpumanager.core import versions
 from cpumanager.core.versions import Release
 
@@ -144,7 +144,7 @@ def migrate_to_release(
     dest: Path | None = None
     if found.verdict in ("convert", "drain") and (out is not None or in_place):
         if in_place and out is not None:
-            message = "give either -o/--out or --in-place, not both"
+            message = "give either --output-file or --in-place, not both"
             raise click.UsageError(message)
         dest = path if in_place else out
     if found.verdict == "convert" and dest is not None:
@@ -161,9 +161,7 @@ def migrate_to_release(
         "reason": found.reason,
         "output": str(dest) if dest is not None and found.verdict == "convert" else None,
     }
-    if fmt == "json":
-        emit_json(payload)
-    else:
+    if not emit_structured(payload, fmt):
         advice = {
             "as-is": f"kubelet {name} keeps every assignment: nothing to do",
             "convert": f"convert to {found.target_format.upper()} before starting kubelet {name}",
