@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from cpumanager.cli.options import emit_json, output_option
+from cpumanager.cli.options import STRUCTURED, emit_as, output_option
 
 if TYPE_CHECKING:
     from cpumanager.fleet.placement import NodeAnswer, Rejection
@@ -145,8 +145,9 @@ def fit(
 
     pod, answers = _answers(pod_file, snapshots, replicas, dask, workers)
     result = place(answers, replicas)
-    if output == "json":
-        emit_json(
+    if output in STRUCTURED:
+        emit_as(
+            output,
             {
                 "pod": pod.display_name,
                 "replicas": replicas,
@@ -154,7 +155,7 @@ def fit(
                 "placements": list(result.placements),
                 "perNode": result.per_node,
                 "rejections": _rejections_json(result.rejections),
-            }
+            },
         )
     else:
         lines = [f"{pod.display_name}: {result.placed} of {replicas} replica(s) placed"]
@@ -188,8 +189,9 @@ def capacity(
     pod, answers = _answers(pod_file, snapshots, max_copies, dask, workers)
     result = fleet_capacity(answers)
     answers_by_node: dict[str, NodeAnswer] = {a.node: a for a in answers}
-    if output == "json":
-        emit_json(
+    if output in STRUCTURED:
+        emit_as(
+            output,
             {
                 "pod": pod.display_name,
                 "total": result.total,
@@ -197,7 +199,7 @@ def capacity(
                 "perNode": result.per_node,
                 "capped": list(result.capped),
                 "limits": _rejections_json(result.limits),
-            }
+            },
         )
         return
     floor = "at least " if result.capped else ""

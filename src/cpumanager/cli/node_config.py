@@ -54,7 +54,7 @@ _WIDTH = 80  # the table fits a terminal this wide (long origins are elided)
     show_default=True,
     help="Where absolute paths named by the unit or flags (--config, EnvironmentFile=) are.",
 )
-@output_option("table", "json", "yaml")
+@output_option
 @click.pass_context
 def config(
     ctx: click.Context,
@@ -94,7 +94,7 @@ def config(
         "rootDir": {"value": effective.root_dir, "from": effective.root_dir_origin},
         "fields": effective.fields(),
     }
-    if output == "table":
+    if output in ("table", "wide"):
         _table(effective)
     else:
         _emit(document, output, errors=())

@@ -73,10 +73,14 @@ def answer_or_degraded(
     node: NodeSnapshot, kubelet_version: str | None, answer: Callable[[], T]
 ) -> tuple[T | None, dict[str, Any] | None]:
     """``(answer(), None)`` on a node the kubelet starts on; else ``(None, picture)`` with
-    what the raw files say (``nodeanswers/degraded.py``) under the kubelet's refusal."""
+    what the raw files say (``nodeanswers/degraded.py``) under the kubelet's refusal. A
+    release named by ``--kubelet-version`` that would not start stays a one-line error: the
+    question, not the node, is what fails."""
     from cpumanager.errors import CheckpointError, ConfigError
     from cpumanager.nodeanswers.degraded import degraded_picture, kubelet_refusal
 
+    if kubelet_version is not None:  # a release asked for that refuses: a one-line error
+        check_release(node, node_release(node, kubelet_version))
     try:
         check_release(node, node_release(node, kubelet_version))
         return answer(), None

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from cpumanager.cli.options import FormatChoice
+
 if TYPE_CHECKING:
     from cpumanager.nodeview.snapshot import Source
 
@@ -125,7 +127,7 @@ def _printable(text: str) -> str:
 @click.option(
     "-o",
     "--output",
-    type=click.Choice(["json", "yaml"], case_sensitive=False),
+    type=FormatChoice(["json", "yaml"], case_sensitive=False),
     default="json",
     show_default=True,
     help="Format: json (what the node commands read) or yaml (for reading).",

@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_OUTPUTS",
     "DEGRADED_EXIT",
+    "FormatChoice",
+    "STRUCTURED",
+    "emit_as",
     "emit_json",
     "emit_structured",
     "load_topology",
@@ -42,17 +45,33 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 DEFAULT_OUTPUTS: tuple[str, ...] = ("table", "wide", "json", "yaml")
 
+STRUCTURED: tuple[str, ...] = ("json", "yaml")
+
 # The exit code of a node answer given from the raw files because the kubelet would not
 # start on the node (``node show``/``nrt``/``whatif``): what is known was printed, under a
 # banner with the kubelet's refusal. 0 ok, 1 bad input or refused, 2 usage, 3 system.
 DEGRADED_EXIT = 4
 
 
+class FormatChoice(click.Choice):  # type: ignore[type-arg]
+    """``-o``'s formats; a value that looks like a file name gets kubectl's hint."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter:
+            choices = ", ".join(str(c) for c in self.choices)
+            msg = f"{value!r} is not a format ({choices}); -o names a format, as in kubectl"
+            if any(c in str(value) for c in "/.") or str(value) == "-":
+                msg += "; name the file with --output-file"
+            self.fail(msg, param, ctx)
+
+
 def _output_decorator(choices: tuple[str, ...]) -> Callable[[F], F]:
     return click.option(
         "-o",
         "--output",
-        type=click.Choice(choices, case_sensitive=False),
+        type=FormatChoice(choices, case_sensitive=False),
         default=choices[0] if "table" not in choices else "table",
         show_default=True,
         help="Output format: " + ", ".join(choices) + ".",
@@ -145,3 +164,8 @@ def emit_structured(obj: object, output: str) -> bool:
         click.echo(yaml.safe_dump(obj, sort_keys=True, width=100), nl=False)
         return True
     return False
+
+
+def emit_as(output: str, obj: object) -> None:
+    """Print ``obj`` as ``output`` (``json`` or ``yaml``)."""
+    emit_structured(obj, output)

@@ -36,7 +36,9 @@ from cpumanager.checkpoint.loader import Diagnosis, diagnose
 from cpumanager.cli import state_nodes, state_versions
 from cpumanager.cli.options import (
     DEFAULT_OUTPUTS,
-    emit_json,
+    STRUCTURED,
+    FormatChoice,
+    emit_as,
     emit_structured,
     load_topology,
     machine_options,
@@ -111,8 +113,9 @@ def inspect(
     ]
     shared = {"cpus": str(snapshot.default_cpuset), "count": len(snapshot.default_cpuset)}
     shared.update(_placement(topology, snapshot.default_cpuset))
-    if output == "json":
-        emit_json(
+    if output in STRUCTURED:
+        emit_as(
+            output,
             {
                 "path": source,
                 "format": result.format,
@@ -124,7 +127,7 @@ def inspect(
                 "policyName": snapshot.policy_name,
                 "shared": shared,
                 "entries": entries,
-            }
+            },
         )
         return
     _lines(
@@ -204,7 +207,7 @@ def verify(
         state_nodes.verify(
             data, other, path=path, policy=policy, output=output, machine=machine_state
         )
-        if other == "memory" and output != "json":
+        if other == "memory" and output not in STRUCTURED:
             state_versions.echo_readers(data)
         return
     reserved = _reserved(reserved_cpus)
@@ -219,8 +222,8 @@ def verify(
         reserved=reserved,
         strict_reservation=strict_reservation,
     )
-    if output == "json":
-        emit_json({**_verify_json(path, found), **state_versions.describe(data)})
+    if output in STRUCTURED:
+        emit_as(output, {**_verify_json(path, found), **state_versions.describe(data)})
     else:
         verdict = "OK: the kubelet would restore it" if found.ok else "FAIL: the kubelet refuses it"
         _lines(
@@ -329,7 +332,7 @@ _fmt = click.option(
     "-o",
     "--output",
     "fmt",
-    type=click.Choice(DEFAULT_OUTPUTS, case_sensitive=False),
+    type=FormatChoice(DEFAULT_OUTPUTS, case_sensitive=False),
     default="table",
     show_default=True,
     help="Format of the report: " + ", ".join(DEFAULT_OUTPUTS) + ".",
@@ -440,8 +443,8 @@ def diff(a: Path, b: Path, containers: Path | None, output: str) -> None:
         "lost": str(found.shared_lost),
     }
     policy = {"before": before.policy_name, "after": after.policy_name}
-    if output == "json":
-        emit_json({"policy": policy, "shared": shared, "containers": changes})
+    if output in STRUCTURED:
+        emit_as(output, {"policy": policy, "shared": shared, "containers": changes})
         return
     if found.same:
         click.echo("no difference in state")

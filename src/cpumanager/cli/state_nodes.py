@@ -13,7 +13,7 @@ import click
 
 from cpumanager.adapters.checkpoint_files import write_checked
 from cpumanager.checkpoint import kinds
-from cpumanager.cli.options import emit_json, emit_structured
+from cpumanager.cli.options import STRUCTURED, emit_as, emit_structured
 from cpumanager.errors import CheckpointError, InputError
 
 if TYPE_CHECKING:  # the memory and device codecs load only for those files (cold start)
@@ -45,8 +45,8 @@ def show(data: bytes, kind: OtherKind, *, path: Path, output: str) -> None:
 
     read = node_files.read_node_file(data, kind, source=str(path))
     found = node_files.summary(read)
-    if output == "json":
-        emit_json({"path": str(path), **found})
+    if output in STRUCTURED:
+        emit_as(output, {"path": str(path), **found})
         return
     checksum = found["checksum"]
     _lines([
@@ -142,8 +142,8 @@ def verify(
         "path": str(path), "kind": kind, "ok": found.ok, "format": found.format,
         "checksum": found.checksum, "reasons": list(found.reasons), "notes": list(found.notes),
     }  # fmt: skip
-    if output == "json":
-        emit_json(payload)
+    if output in STRUCTURED:
+        emit_as(output, payload)
     else:
         if kind == "memory":
             verdict = (

@@ -15,7 +15,7 @@ import click
 
 from cpumanager.adapters.checkpoint_files import read_checkpoint, write_checked
 from cpumanager.checkpoint import compat
-from cpumanager.cli.options import emit_json, emit_structured
+from cpumanager.cli.options import STRUCTURED, emit_as, emit_structured
 from cpumanager.core import versions
 from cpumanager.core.versions import Release
 
@@ -79,7 +79,7 @@ def verify_newer(data: bytes, *, path: Path, release: Release, output: str) -> b
     info = describe(data)
     ok = outcome.ok and outcome.dropped_pod_entries == 0
     name = f"{release[0]}.{release[1]}"
-    if output == "json":
+    if output in STRUCTURED:
         payload: dict[str, Any] = {
             "path": str(path),
             "ok": ok,
@@ -87,7 +87,7 @@ def verify_newer(data: bytes, *, path: Path, release: Release, output: str) -> b
             "outcome": _outcome_text(outcome),
             **info,
         }
-        emit_json(payload)
+        emit_as(output, payload)
     else:
         verdict = f"OK: kubelet {name} would restore it" if ok else f"FAIL: kubelet {name} "
         if not ok:
