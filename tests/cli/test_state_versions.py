@@ -23,14 +23,14 @@ def test_verify_a_v3_file_by_release() -> None:
     report = json.loads(old.output)
     assert old.exit_code == 1
     assert report["outcome"] == "refuses it: checkpoint is corrupted"
-    assert report["read_by_with_PodLevelResourceManagers"] == "1.36-1.37"
+    assert report["readByWithPodLevelResourceManagers"] == "1.36-1.37"
 
 
 def test_verify_names_readers_of_a_v2_file() -> None:
     result = run("verify", GOLDEN / "v2-one-pod-two-containers.json", "-o", "json")
     report = json.loads(result.output)
-    assert report["format_id"] == "cpu-v2"
-    assert report["read_by"] == "1.18-1.37"
+    assert report["formatId"] == "cpu-v2"
+    assert report["readBy"] == "1.18-1.37"
 
 
 def test_bad_kubelet_version_is_one_line() -> None:

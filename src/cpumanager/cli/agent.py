@@ -92,6 +92,7 @@ def run(
 
     \b
     Example: cpumanager run --cpus 2 -- ./benchmark --threads 2
+
     Exits with COMMAND's exit code; a rejection prints the kubelet's reason and exits 1.
     """
     from cpumanager.app import build_run_session, run_pod_of_this_process

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from cpumanager.cli.options import STRUCTURED, emit_as, output_option
+from cpumanager.cli.options import STRUCTURED, WrappingGroup, emit_as, output_option
 
 if TYPE_CHECKING:
     from cpumanager.fleet.placement import NodeAnswer, Rejection
@@ -115,7 +115,7 @@ def _rejection_lines(groups: tuple[Rejection, ...], head: str) -> list[str]:
     return lines
 
 
-@click.group("fleet")
+@click.group("fleet", cls=WrappingGroup)
 def fleet() -> None:
     """What-if over many nodes' snapshots: placement and capacity, exactly as the kubelets."""
 

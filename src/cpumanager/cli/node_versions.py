@@ -68,7 +68,8 @@ def to_release(
     result = preflight_to_release(node, release, config=config, from_release=from_release)
     name = f"{release[0]}.{release[1]}"
     if output in STRUCTURED:
-        emit_as(output,
+        emit_as(
+            output,
             {
                 "kubelet": name,
                 "verdict": result.verdict,
@@ -77,7 +78,7 @@ def to_release(
                     {"subject": f.subject, "verdict": f.verdict, "text": f.text}
                     for f in result.findings
                 ],
-            }
+            },
         )
     else:
         click.echo(_HEADLINE[result.verdict].format(name=name))

@@ -32,6 +32,7 @@ __all__ = [
     "DEFAULT_OUTPUTS",
     "DEGRADED_EXIT",
     "FormatChoice",
+    "WrappingGroup",
     "STRUCTURED",
     "emit_as",
     "emit_json",
@@ -169,3 +170,20 @@ def emit_structured(obj: object, output: str) -> bool:
 def emit_as(output: str, obj: object) -> None:
     """Print ``obj`` as ``output`` (``json`` or ``yaml``)."""
     emit_structured(obj, output)
+
+
+class WrappingGroup(click.Group):
+    """A group whose command list wraps each description instead of cutting it with
+    "..." (click's default at 80 columns)."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is None or command.hidden:
+                continue
+            text = command.short_help or (command.help or "").split("\n\n")[0]
+            rows.append((name, " ".join(text.split())))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)

@@ -38,6 +38,7 @@ from cpumanager.cli.options import (
     DEFAULT_OUTPUTS,
     STRUCTURED,
     FormatChoice,
+    WrappingGroup,
     emit_as,
     emit_structured,
     load_topology,
@@ -73,7 +74,7 @@ def _topology(sysfs: Path | None, machine: str | None) -> CPUTopology | None:
     return load_topology(sysfs=sysfs, machine=machine)
 
 
-@click.group()
+@click.group(cls=WrappingGroup)
 def state() -> None:
     """Inspect, verify, migrate and rewrite the kubelet's checkpoints (CPU, memory, devices)."""
 
@@ -348,7 +349,14 @@ _fmt = click.option(
 )
 @_out
 @_in_place
-@click.option("--to", "target", type=click.Choice(TARGET_FORMATS), default="v2", show_default=True)
+@click.option(
+    "--to",
+    "target",
+    type=click.Choice(TARGET_FORMATS),
+    default="v2",
+    show_default=True,
+    help="The format to write.",
+)
 @state_versions.to_kubelet_options
 @_fmt
 def migrate(

@@ -52,10 +52,10 @@ def describe(data: bytes) -> dict[str, str]:
     fmt = compat.identify(data)
     plain, gated = compat.readers(data)
     return {
-        "written_as": compat.FORMAT_NAMES.get(fmt, "unknown"),
-        "format_id": fmt,
-        "read_by": plain,
-        "read_by_with_PodLevelResourceManagers": gated,
+        "writtenAs": compat.FORMAT_NAMES.get(fmt, "unknown"),
+        "formatId": fmt,
+        "readBy": plain,
+        "readByWithPodLevelResourceManagers": gated,
     }
 
 
@@ -95,9 +95,9 @@ def verify_newer(data: bytes, *, path: Path, release: Release, output: str) -> b
         rows = [
             ("file", str(path)),
             ("verdict", verdict),
-            ("format", info["written_as"]),
-            ("read by", info["read_by"]),
-            ("with gate", info["read_by_with_PodLevelResourceManagers"]),
+            ("format", info["writtenAs"]),
+            ("read by", info["readBy"]),
+            ("with gate", info["readByWithPodLevelResourceManagers"]),
         ]
         width = max(len(key) for key, _ in rows)
         for key, value in rows:
@@ -110,9 +110,9 @@ def verify_newer(data: bytes, *, path: Path, release: Release, output: str) -> b
 def echo_readers(data: bytes) -> None:
     """The two reader lines appended to the table report of V1/V2/memory V1 files."""
     info = describe(data)
-    click.echo(f"written as  {info['written_as']}")
-    click.echo(f"read by     kubelet {info['read_by']}")
-    click.echo(f"with gate   kubelet {info['read_by_with_PodLevelResourceManagers']}")
+    click.echo(f"written as  {info['writtenAs']}")
+    click.echo(f"read by     kubelet {info['readBy']}")
+    click.echo(f"with gate   kubelet {info['readByWithPodLevelResourceManagers']}")
 
 
 def to_kubelet_options(command: Any) -> Any:

@@ -209,7 +209,7 @@ def _event(
             None if verdict.admitted else {"type": verdict.reason, "message": verdict.message}
         ),
         "containers": _containers(restored, pod),
-        "default_cpuset": str(restored.node.snapshot().cpu.default_cpuset),
+        "defaultCpuSet": str(restored.node.snapshot().cpu.default_cpuset),
         "notes": list(verdict.why),
         "explain": result_entries,
     }
@@ -293,7 +293,7 @@ def what_if(
             "event": "start",
             "admitted": True,
             "error": None,
-            "default_cpuset": str(state.cpu.default_cpuset),
+            "defaultCpuSet": str(state.cpu.default_cpuset),
             "notes": list(restored.notes),
         }
     ]
@@ -313,7 +313,7 @@ def what_if(
         "scenario": f"node {snapshot.node_name}",
         "events": events,
         "final": {
-            "default_cpuset": str(final.default_cpuset),
+            "defaultCpuSet": str(final.default_cpuset),
             "entries": {
                 str(uid): {str(name): str(cpus) for name, cpus in containers.items()}
                 for uid, containers in final.assignments.items()
