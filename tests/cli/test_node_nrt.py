@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from cpumanager.nodeview.snapshot import snapshot_to_json
@@ -47,3 +48,51 @@ def test_missing_snapshot_is_one_line(tmp_path: Path) -> None:
     result = run_main(["node", "nrt", tmp_path / "nope.json"])
     assert result.exit_code == 1
     assert "does not exist" in result.stderr
+
+
+def test_fingerprint_method_option(tmp_path: Path) -> None:
+    snap = _snap(tmp_path, "kubeadm")
+    result = run_main(
+        ["node", "nrt", snap, "-o", "json", "--fingerprint-method", "with-exclusive-resources"]
+    )
+    attributes = {a["name"]: a["value"] for a in json.loads(result.output)["attributes"]}
+    assert attributes["nodeTopologyPodsFingerprintMethod"] == "with-exclusive-resources"
+
+
+def test_apply_creates_the_object_named_after_the_node(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import cpumanager.adapters.nrt_apply as nrt_apply
+    from tests.adapters.nrt_fakes import FakeObjects
+
+    api = FakeObjects()
+    monkeypatch.setattr(nrt_apply, "api_clients", lambda kubeconfig: (api, None))
+    snap = _snap(tmp_path, "kubeadm")
+    result = run_main(["node", "nrt", snap, "--apply"], env={"NODE_NAME": "worker-7"})
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.strip() == "cpumanager: nrt: created worker-7"
+    assert api.objects["worker-7"]["kind"] == "NodeResourceTopology"
+    again = run_main(["node", "nrt", snap, "--apply", "--node-name", "worker-7"])
+    assert again.stderr.strip() == "cpumanager: nrt: unchanged worker-7"
+
+
+def test_apply_failure_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import cpumanager.adapters.nrt_apply as nrt_apply
+    from tests.adapters.nrt_fakes import ApiError, FakeObjects
+
+    api = FakeObjects()
+    api.fail_next = ApiError(403, "Forbidden")
+    monkeypatch.setattr(nrt_apply, "api_clients", lambda kubeconfig: (api, None))
+    result = run_main(["node", "nrt", _snap(tmp_path, "kubeadm"), "--apply"])
+    assert result.exit_code == 3
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Forbidden" in result.stderr
+
+
+def test_every_and_pods_from_apiserver_need_live(tmp_path: Path) -> None:
+    snap = _snap(tmp_path, "kubeadm")
+    result = run_main(["node", "nrt", snap, "--apply", "--every", "10s"])
+    assert result.exit_code != 0
+    assert "--every needs --apply and --live" in result.stderr
+    result = run_main(["node", "nrt", snap, "--pods-from-apiserver", "--node-name", "n"])
+    assert "--pods-from-apiserver needs --live" in result.stderr

@@ -14,12 +14,14 @@ the kubelet's wording.
 from __future__ import annotations
 
 import json
+import posixpath
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import yaml
 
 from cpumanager.adapters._text import load_yaml_documents, read_bounded_text
+from cpumanager.core import limits
 from cpumanager.core.printable import printable
 from cpumanager.errors import ConfigError, InputError, KubeletConfigInvalidError
 from cpumanager.formats.kubelet_config import (
@@ -133,8 +135,10 @@ def _walk(directory: Path, found: list[Path], *, depth: int) -> None:
 
 
 def _under(root: Path, named: str) -> Path:
-    """A path the kubelet's own files name, looked up under ``root``."""
-    return root / named.lstrip("/")
+    """A path the kubelet's own files name, looked up under ``root`` as if ``root`` were
+    ``/``: ``..`` stops at ``root`` (``/../../etc/x`` is ``root/etc/x``). Reads through it
+    also pass ``inside=root``, so a symbolic link cannot lead out either."""
+    return root / posixpath.normpath("/" + named).lstrip("/")
 
 
 # systemd's unit directories, highest priority first (a drop-in in /etc masks one of the
@@ -189,7 +193,10 @@ def read_systemd_unit_argv(unit: Path, *, root: Path = Path("/")) -> list[str]:
         path = _under(root, named)
         if optional and not path.exists():
             continue
-        environment.update(parse_env_file(_read_text(path, "environment file")))
+        text = read_bounded_text(
+            path, what="environment file", max_bytes=MAX_FILE_BYTES, inside=root
+        )
+        environment.update(parse_env_file(text))
     return expand_exec_start(service.exec_start, environment, source=str(unit))
 
 
@@ -234,11 +241,21 @@ def load_effective_config(
         except ValueError as err:
             msg = f"{configz}: not valid JSON ({err}); save the answer of /configz as is"
             raise ConfigError(msg) from err
+        except RecursionError as err:
+            msg = f"{configz}: nested too deeply to read; save the answer of /configz as is"
+            raise ConfigError(msg) from err
+        if limits.depth_of(body) > limits.MAX_DEPTH:
+            msg = f"{configz}: nested deeper than {limits.MAX_DEPTH} levels; save the answer as is"
+            raise ConfigError(msg)
         return assemble(configz=ConfigSource(name=str(configz), body=body), flags=parsed)
+    inside = None
     if config is None and parsed.config:
-        config = _under(root, parsed.config)
+        config, inside = _under(root, parsed.config), root
     if config_dir is None and parsed.config_dir:
         config_dir = _under(root, parsed.config_dir)
-    file = read_config_source(config) if config is not None else None
+        if not config_dir.resolve().is_relative_to(root.resolve()):
+            msg = f"--config-dir {parsed.config_dir!r} links out of {str(root)!r}; refused"
+            raise InputError(msg)
+    file = read_config_source(config, inside=inside) if config is not None else None
     drop_ins = read_drop_in_dir(config_dir) if config_dir is not None else []
     return assemble(file=file, drop_ins=drop_ins, flags=parsed)

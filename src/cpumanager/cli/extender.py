@@ -23,7 +23,7 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-__all__ = ["access_logged", "extender", "parse_listen", "read_token"]
+__all__ = ["access_logged", "check_tls", "extender", "parse_listen", "read_token"]
 
 MAX_TOKEN_BYTES = 4096
 
@@ -61,6 +61,29 @@ def access_logged(app: App) -> App:
             )
 
     return logged
+
+
+def check_tls(cert: Path, key: Path, client_ca: Path | None) -> None:
+    """Load the TLS files once as the server will; InputError (one line) when they are
+    missing, unreadable, malformed or do not match."""
+    import ssl
+
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    steps: list[tuple[str, Any]] = [
+        ("--tls-cert/--tls-key", lambda: context.load_cert_chain(str(cert), str(key)))
+    ]
+    if client_ca is not None:
+        steps.append(("--tls-client-ca", lambda: context.load_verify_locations(str(client_ca))))
+    for what, step in steps:
+        try:
+            step()
+        except ssl.SSLError as exc:
+            reason = exc.reason or str(exc).splitlines()[0]
+            msg = f"{what}: cannot use the TLS files ({reason}); check they are PEM and match"
+            raise InputError(msg) from None
+        except OSError as exc:
+            msg = f"{what}: cannot read {exc.filename or 'a file'}: {exc.strerror or exc}"
+            raise InputError(msg) from None
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -135,6 +158,14 @@ def read_token(path: Path) -> bytes:
     "Under a CPU quota, give the quota. [default: the usable CPUs, at most 4]",
 )
 @click.option(
+    "--max-nodes",
+    type=click.IntRange(min=1),
+    default=10_000,
+    show_default=True,
+    help="Nodes held at most; a new node when full evicts the longest-silent stale one, "
+    "else its push is refused (507).",
+)
+@click.option(
     "--tls-cert",
     type=click.Path(path_type=Path, dir_okay=False),
     default=None,
@@ -168,6 +199,7 @@ def extender(
     assume: str,
     assume_ttl: float,
     workers: int | None,
+    max_nodes: int,
     tls_cert: Path | None,
     tls_key: Path | None,
     tls_client_ca: Path | None,
@@ -180,6 +212,7 @@ def extender(
 
     import uvicorn
 
+    from cpumanager.extender.guards import header_timeout_protocol
     from cpumanager.extender.server import ExtenderConfig, create_app
 
     host, port = parse_listen(listen)
@@ -189,6 +222,8 @@ def extender(
     if tls_client_ca is not None and tls_cert is None:
         msg = "--tls-client-ca needs --tls-cert and --tls-key"
         raise InputError(msg)
+    if tls_cert is not None and tls_key is not None:
+        check_tls(tls_cert, tls_key, tls_client_ca)
     token = read_token(token_file) if token_file is not None else None
     configure(log_format)
     if token is None:
@@ -200,6 +235,7 @@ def extender(
         assume=assume,
         assume_ttl=assume_ttl,
         workers=workers,
+        max_nodes=max_nodes,
     )
     scheme = "https" if tls_cert else "http"
     log(
@@ -214,6 +250,7 @@ def extender(
         workers=workers if workers is not None else "auto",
         tls=scheme == "https",
         mtls=tls_client_ca is not None,
+        maxNodes=max_nodes,
     )
     app = create_app(config)
     uvicorn.run(
@@ -222,6 +259,8 @@ def extender(
         port=port,
         log_level="warning",
         log_config=None,
+        http=header_timeout_protocol(10.0),
+        limit_concurrency=1000,  # connections; past it uvicorn answers 503
         ssl_certfile=str(tls_cert) if tls_cert else None,
         ssl_keyfile=str(tls_key) if tls_key else None,
         ssl_ca_certs=str(tls_client_ca) if tls_client_ca else None,

@@ -49,6 +49,14 @@ def _common(func: F) -> F:
             show_default=True,
             help="Worker processes (local pool or --dask local).",
         ),
+        click.option(
+            "--time-limit",
+            type=click.FloatRange(min=0),
+            default=60.0,
+            show_default=True,
+            help="Seconds one snapshot may take before it is reported unusable (0: none; "
+            "not applied on Dask workers).",
+        ),
         output_option,
     ]
     for decorator in reversed(decorators):
@@ -81,14 +89,24 @@ def _progress(total: int) -> Iterator[Callable[[int, int], None] | None]:
         yield lambda done, _total: bar.update(task, completed=done)
 
 
-def _answers(pod_file: Path, snapshots: Path, limit: int, dask: str | None, workers: int) -> Any:
+def _answers(
+    pod_file: Path,
+    snapshots: Path,
+    limit: int,
+    dask: str | None,
+    workers: int,
+    *,
+    time_limit: float,
+) -> Any:
     from cpumanager.fleet.runner import run_answers, snapshot_files
 
     source = _pod_source(pod_file)
     pod = source.pod()
     files = snapshot_files(snapshots)
     with _progress(len(files)) as tick:
-        return pod, run_answers(files, source, limit, workers=workers, dask=dask, progress=tick)
+        return pod, run_answers(
+            files, source, limit, workers=workers, dask=dask, progress=tick, time_limit=time_limit
+        )
 
 
 def _clean(text: str) -> str:
@@ -134,6 +152,7 @@ def fit(
     snapshots: Path,
     dask: str | None,
     workers: int,
+    time_limit: float,
     output: str,
     replicas: int,
 ) -> None:
@@ -143,7 +162,7 @@ def fit(
     """
     from cpumanager.fleet.placement import place
 
-    pod, answers = _answers(pod_file, snapshots, replicas, dask, workers)
+    pod, answers = _answers(pod_file, snapshots, replicas, dask, workers, time_limit=time_limit)
     result = place(answers, replicas)
     if output in STRUCTURED:
         emit_as(
@@ -180,13 +199,14 @@ def capacity(
     snapshots: Path,
     dask: str | None,
     workers: int,
+    time_limit: float,
     output: str,
     max_copies: int,
 ) -> None:
     """POD.yaml: how many more copies can each node, and the fleet, take?"""
     from cpumanager.fleet.placement import capacity as fleet_capacity
 
-    pod, answers = _answers(pod_file, snapshots, max_copies, dask, workers)
+    pod, answers = _answers(pod_file, snapshots, max_copies, dask, workers, time_limit=time_limit)
     result = fleet_capacity(answers)
     answers_by_node: dict[str, NodeAnswer] = {a.node: a for a in answers}
     if output in STRUCTURED:
