@@ -105,7 +105,7 @@ def check(data: bytes, directory: Path, *, cli: bool, tally: Tally) -> None:
         source, out = directory / "in", directory / "out"
         source.write_bytes(data)
         out.unlink(missing_ok=True)
-        result = run_main(["state", "rewrite", source, "-o", out])
+        result = run_main(["state", "rewrite", source, "--output-file", out])
         if result.exit_code == 0:
             if not out.exists():
                 tally.tracebacks.append((data, "rewrite exited 0 without a file"))

@@ -32,11 +32,16 @@ def test_json(tmp_path: Path) -> None:
     assert json.loads(result.output)["apiVersion"] == "topology.node.k8s.io/v1alpha2"
 
 
-def test_corrupt_checkpoint_is_one_line(tmp_path: Path) -> None:
-    result = run_main(["node", "nrt", _snap(tmp_path, "corrupt-checkpoint")])
-    assert result.exit_code == 1
-    assert len(result.stderr.strip().splitlines()) == 1
-    assert "corrupt" in result.stderr
+def test_corrupt_checkpoint_is_degraded(tmp_path: Path) -> None:
+    result = run_main(["node", "nrt", _snap(tmp_path, "corrupt-checkpoint"), "-o", "json"])
+    assert result.exit_code == 4
+    document = json.loads(result.output)
+    attributes = {a["name"]: a["value"] for a in document["attributes"]}
+    assert "checkpoint is corrupted" in attributes["cpumanager.io/degraded"]
+    cpu = {z["name"]: r for z in document["zones"] for r in z["resources"] if r["name"] == "cpu"}
+    # node 0: CPUs 0-3,8-11, reserved 0,8, held 1-3,9-11 per the raw checkpoint
+    assert (cpu["node-0"]["allocatable"], cpu["node-0"]["available"]) == ("6", "0")
+    assert "checksum mismatch" in result.stderr
 
 
 def test_missing_snapshot_is_one_line(tmp_path: Path) -> None:

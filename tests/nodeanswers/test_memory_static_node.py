@@ -55,7 +55,7 @@ def test_memory_that_fits_goes_to_the_node_with_room() -> None:
     assert answer.verdicts[0].admitted
     placed = answer.report["events"][1]["containers"]["app"]
     assert placed["numa"] == [0]
-    assert placed["memory_numa"] == [0]
+    assert placed["memoryNuma"] == [0]
 
 
 def test_the_same_pod_fits_once_the_databases_are_gone() -> None:

@@ -733,16 +733,18 @@ def test_state_rewrite_makes_a_file_the_kubelet_restores(tmp_path: Path) -> None
     edited.write_text(V2_8CPU.replace('"checksum":0', '"checksum":1'))
     with pytest.raises(CheckpointCorruptError):
         restore(edited.read_text(), "static")
-    assert run_main(["state", "rewrite", edited, "-o", tmp_path / "fixed"]).exit_code == 0
+    assert (
+        run_main(["state", "rewrite", edited, "--output-file", tmp_path / "fixed"]).exit_code == 0
+    )
     assert restore((tmp_path / "fixed").read_text(), "static") == state(
         "static", "0,3-7", p={"app": "1-2"}
     )
     v1 = tmp_path / "v1"
     v1.write_text(V1_FILE.replace("3102233326", "3328837715"))  # hashed under the V1 type name
-    assert run_main(["state", "rewrite", v1, "-o", tmp_path / "v1fixed"]).exit_code == 0
+    assert run_main(["state", "rewrite", v1, "--output-file", tmp_path / "v1fixed"]).exit_code == 0
     assert (tmp_path / "v1fixed").read_text() == V1_FILE
     newer = tmp_path / "newer"
     newer.write_text(V2_8CPU.replace('"checksum"', '"podEntries":{},"checksum"'))
-    refused = run_main(["state", "rewrite", newer, "-o", tmp_path / "out"])
+    refused = run_main(["state", "rewrite", newer, "--output-file", tmp_path / "out"])
     assert refused.exit_code == 1
     assert not (tmp_path / "out").exists()
