@@ -171,6 +171,7 @@ class EveryEndpoint:
         self.context = ssl.create_default_context(
             cafile=str(self.ca_file) if self.ca_file else None
         )
+        self.last_error = ""  # why the last post reached no replica, or not all of them
 
     def addresses(self) -> list[str]:
         if self.resolve is not None:
@@ -190,14 +191,17 @@ class EveryEndpoint:
         try:
             connection.request("POST", self.prefix + path, body=body, headers=headers)
             return int(connection.getresponse().status)
-        except (OSError, http.client.HTTPException):
+        except (OSError, http.client.HTTPException) as err:
+            self.last_error = f"{address}: {err or type(err).__name__}"
             return 0
         finally:
             connection.close()
 
     def post(self, path: str, body: bytes) -> int:
+        self.last_error = ""
         statuses = [self._one(address, path, body) for address in self.addresses()]
         if not statuses:
+            self.last_error = f"{self.name} resolves to no address"
             return 0
         if 409 in statuses:
             return 409
@@ -230,6 +234,7 @@ class HttpSender:
     ca_file: Path | None = None
     context: ssl.SSLContext | None = field(default=None, init=False)
     token_file: Path | None = None  # read at each post instead of ``token`` when given
+    last_error: str = field(default="", init=False)  # why the last post got no answer
 
     def __post_init__(self) -> None:
         parsed = urllib.parse.urlsplit(self.base)
@@ -243,6 +248,7 @@ class HttpSender:
         self.base = self.base.rstrip("/")
 
     def post(self, path: str, body: bytes) -> int:
+        self.last_error = ""
         request = urllib.request.Request(self.base + path, data=body, method="POST")  # noqa: S310 - http(s) only, checked in __post_init__
         request.add_header("Content-Type", "application/json")
         token = token_reader(self.token_file)() if self.token_file else self.token
@@ -254,8 +260,13 @@ class HttpSender:
             ) as response:
                 return int(response.status)
         except urllib.error.HTTPError as err:
+            self.last_error = f"HTTP {err.code} {err.reason}"
             return int(err.code)
-        except (urllib.error.URLError, OSError, TimeoutError):
+        except urllib.error.URLError as err:
+            self.last_error = str(err.reason)
+            return 0
+        except (OSError, TimeoutError) as err:
+            self.last_error = str(err) or type(err).__name__
             return 0
 
 
