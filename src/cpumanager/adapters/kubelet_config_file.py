@@ -14,6 +14,7 @@ the kubelet's wording.
 from __future__ import annotations
 
 import json
+import os
 import posixpath
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -125,7 +126,7 @@ def read_config_source(
 
 def read_drop_in_dir(directory: Path) -> list[ConfigSource]:
     """``*.conf`` drop-ins in the order the kubelet walks them (lexical, depth first)."""
-    if not directory.is_dir():
+    if not os.path.isdir(directory):  # False on any OSError, e.g. a name too long
         msg = (
             f"failed to walk through kubelet dropin directory {str(directory)!r}: it is not a "
             "directory; check --config-dir"
@@ -213,7 +214,7 @@ def read_systemd_unit_argv(unit: Path, *, root: Path = Path("/")) -> list[str]:
     environment = dict(service.environment)
     for named, optional in service.environment_files:
         path = _under(root, named)
-        if optional and not path.exists():
+        if optional and not os.path.lexists(path):  # any OSError (a name too long): absent
             continue
         text = read_bounded_text(
             path, what="environment file", max_bytes=MAX_FILE_BYTES, inside=root
