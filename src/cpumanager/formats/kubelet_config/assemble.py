@@ -219,18 +219,22 @@ def _apply_drop_ins(
 def _checked(source: ConfigSource, *, typed: bool = False) -> Mapping[str, object]:
     """The source's mapping; a mistyped field is reported with the source's name.
 
-    ``typed`` checks every v1beta1 field's type with the kubelet's decoder text (stage
-    ``loads``), not only the fields read here.
+    ``typed`` first checks every v1beta1 field's type as the kubelet's decoder does (stage
+    ``loads``, with its text), not only the fields read here.
     """
     try:
         body = check_kind(source.body)
         if typed:
             whole.decode_fields(body)
-        check_string_maps(body)
-        decode(body, KubeletConfig)
     except ConfigError as err:
         if typed:
             raise load_refusal(source.name, f"failed to decode: {err.message}") from err
+        msg = f"{source.name}: {err.message}"
+        raise ConfigError(msg) from err
+    try:
+        check_string_maps(body)
+        decode(body, KubeletConfig)
+    except ConfigError as err:
         msg = f"{source.name}: {err.message}"
         raise ConfigError(msg) from err
     return body
