@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from cpumanager.cli.options import emit_json, output_option
+from cpumanager.cli.options import STRUCTURED, WrappingGroup, emit_as, output_option
 
 if TYPE_CHECKING:
     from cpumanager.fleet.placement import NodeAnswer, Rejection
@@ -133,7 +133,7 @@ def _rejection_lines(groups: tuple[Rejection, ...], head: str) -> list[str]:
     return lines
 
 
-@click.group("fleet")
+@click.group("fleet", cls=WrappingGroup)
 def fleet() -> None:
     """What-if over many nodes' snapshots: placement and capacity, exactly as the kubelets."""
 
@@ -164,8 +164,9 @@ def fit(
 
     pod, answers = _answers(pod_file, snapshots, replicas, dask, workers, time_limit=time_limit)
     result = place(answers, replicas)
-    if output == "json":
-        emit_json(
+    if output in STRUCTURED:
+        emit_as(
+            output,
             {
                 "pod": pod.display_name,
                 "replicas": replicas,
@@ -173,7 +174,7 @@ def fit(
                 "placements": list(result.placements),
                 "perNode": result.per_node,
                 "rejections": _rejections_json(result.rejections),
-            }
+            },
         )
     else:
         lines = [f"{pod.display_name}: {result.placed} of {replicas} replica(s) placed"]
@@ -208,8 +209,9 @@ def capacity(
     pod, answers = _answers(pod_file, snapshots, max_copies, dask, workers, time_limit=time_limit)
     result = fleet_capacity(answers)
     answers_by_node: dict[str, NodeAnswer] = {a.node: a for a in answers}
-    if output == "json":
-        emit_json(
+    if output in STRUCTURED:
+        emit_as(
+            output,
             {
                 "pod": pod.display_name,
                 "total": result.total,
@@ -217,7 +219,7 @@ def capacity(
                 "perNode": result.per_node,
                 "capped": list(result.capped),
                 "limits": _rejections_json(result.limits),
-            }
+            },
         )
         return
     floor = "at least " if result.capped else ""

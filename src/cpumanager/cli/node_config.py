@@ -63,7 +63,7 @@ _WIDTH = 80  # the table fits a terminal this wide (long origins are elided)
     metavar="1.N",
     help="The kubelet release whose defaults and checks apply (default: the newest).",
 )
-@output_option("table", "json", "yaml")
+@output_option
 @click.pass_context
 def config(
     ctx: click.Context,
@@ -117,7 +117,7 @@ def config(
     }
     if effective.warnings:
         document["warnings"] = list(effective.warnings)
-    if output == "table":
+    if output in ("table", "wide"):
         _table(effective)
     else:
         _emit(document, output, errors=())

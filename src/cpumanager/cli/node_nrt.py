@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from cpumanager.cli.node_common import live_options, load_node
+from cpumanager.cli.node_common import degraded_banner, live_options, load_node
 from cpumanager.cli.node_versions import check_release, kubelet_version_option, node_release
-from cpumanager.cli.options import emit_json, output_option
+from cpumanager.cli.options import DEGRADED_EXIT, emit_json, output_option
 
 if TYPE_CHECKING:
     from cpumanager.nodeview.snapshot import NodeSnapshot
@@ -82,13 +82,18 @@ __all__ = ["nrt"]
     help="The plugin's pod informer mode: dedicated counts every non-Pending pod, shared "
     "only Running ones.",
 )
+@click.pass_context
 def nrt(
-    *, snapshot: Path | None, live: bool, root: Path, kubelet_root: Path, pods: Path | None,
-    kubelet_version: str | None, output: str, apply_: bool, every: str | None,
+    ctx: click.Context, *, snapshot: Path | None, live: bool, root: Path, kubelet_root: Path,
+    pods: Path | None, kubelet_version: str | None, output: str, apply_: bool, every: str | None,
     node_name: str | None, pods_from_apiserver: bool, kubeconfig: Path | None,
     fingerprint_method: str, informer: str,
 ) -> None:  # fmt: skip
-    """SNAPSHOT: the node's NodeResourceTopology (topology.node.k8s.io/v1alpha2)."""
+    """SNAPSHOT: the node's NodeResourceTopology (topology.node.k8s.io/v1alpha2).
+
+    On a node the kubelet would not start on, the printed object comes from the raw files
+    with the refusal in the cpumanager.io/degraded attribute and on stderr, and the exit
+    code is 4."""
     from cpumanager.errors import InputError
 
     if every is not None and not (apply_ and live):
@@ -99,14 +104,26 @@ def nrt(
         raise InputError(msg)
     options: dict[str, Any] = {"method": fingerprint_method, "informer": informer}
     if not apply_:
+        from cpumanager.cli.node_show import answer_or_degraded
+        from cpumanager.nodeanswers.degraded import degraded_nrt
+
         node = load_node(snapshot, live=live, root=root, kubelet_root=kubelet_root, pods=pods)
-        document = _document(node, kubelet_version, node_name, options, root if live else None)
+        found, picture = answer_or_degraded(
+            node,
+            kubelet_version,
+            lambda: _document(node, kubelet_version, node_name, options, root if live else None),
+        )
+        if picture is not None:
+            click.echo("\n".join(degraded_banner(picture["degraded"])), err=True)
+        document = degraded_nrt(node, picture) if picture is not None else found
         if output == "json":
             emit_json(document)
-            return
-        import yaml
+        else:
+            import yaml
 
-        click.echo(yaml.safe_dump(document, sort_keys=False, width=100), nl=False)
+            click.echo(yaml.safe_dump(document, sort_keys=False, width=100), nl=False)
+        if picture is not None:
+            ctx.exit(DEGRADED_EXIT)
         return
     _maintain(
         snapshot=snapshot, live=live, root=root, kubelet_root=kubelet_root, pods=pods,

@@ -15,7 +15,7 @@ import click
 
 from cpumanager.cli.node_common import live_options, load_node, printable
 from cpumanager.cli.node_versions import check_release, kubelet_version_option, node_release
-from cpumanager.cli.options import emit_json, output_option
+from cpumanager.cli.options import STRUCTURED, emit_as, output_option
 
 __all__ = ["preflight"]
 
@@ -115,8 +115,8 @@ def preflight(
     except ConfigError as err:
         answer = Preflight(False, str(err), [str(err)])
         answer.notes.append("The kubelet refuses the configuration itself: fix it first.")
-    if output == "json":
-        emit_json(answer.to_json())
+    if output in STRUCTURED:
+        emit_as(output, answer.to_json())
     else:
         if answer.safe:
             lines = ["safe: the kubelet would start with this configuration"]
