@@ -17,6 +17,7 @@ from cpumanager.formats.kubelet_config.document import decode_file as decode
 def decode_file(text: str, *, path: str) -> LoadedDocument:
     return decode(text, path=path, parse_yaml=parse_yaml_keeping_duplicates)
 
+
 HEAD = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
 WRAP = (
     "failed to load kubelet config file, path: k.yaml, error: failed to load Kubelet config "

@@ -258,7 +258,7 @@ def _decode(path: str, kind: str, value: object) -> object:
 
 # field -> (unset?, default); a duration is in nanoseconds. Keyed fields exist from a release.
 _ZERO_UNSET = ("nodeLeaseDurationSeconds", "registryBurst", "eventBurst", "maxPods",
-               "maxOpenFiles", "kubeAPIBurst")  # fmt: skip
+               "maxOpenFiles", "kubeAPIBurst", "port")  # fmt: skip
 _DEFAULTS: Final[Mapping[str, object]] = {
     "nodeLeaseDurationSeconds": 40,
     "registryPullQPS": 5,

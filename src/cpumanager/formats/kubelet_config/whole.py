@@ -83,6 +83,8 @@ RULE_SOURCES: Final[Mapping[str, tuple[Release, str]]] = {
     "shutdownGracePeriodByPodPriority": ((1, 23), "gate GracefulNodeShutdownBasedOnPodPriority"),
     "memoryThrottlingFactor": ((1, 22), "gate MemoryQoS"),
     "enforce-compressible": ((1, 31), "open"),
+    "containerLogMaxFiles": ((1, 33), "#129072"),
+    "imageMinimumGCAge-negative": ((1, 36), "#135997"),
 }
 RULE_SINCE: Final[Mapping[str, Release]] = {
     rule: since for rule, (since, _) in RULE_SOURCES.items()
@@ -165,6 +167,11 @@ def validation_messages(
                 "invalid configuration: ImageMaximumGCAge feature gate is required for Kubelet "
                 "configuration option imageMaximumGCAge"
             )
+        if youngest < 0 and _has("imageMinimumGCAge-negative", release):
+            add(
+                f"invalid configuration: imageMinimumGCAge {go_duration_text(youngest)} must not "
+                "be negative"
+            )
         if oldest < 0:
             add(
                 f"invalid configuration: imageMaximumGCAge {go_duration_text(oldest)} must not "
@@ -202,6 +209,11 @@ def validation_messages(
         add(
             f"invalid configuration: podsPerCore (--pods-per-core) {num('podsPerCore')} must not "
             "be a negative number"
+        )
+    if not 1 <= num("port") <= 65535:
+        add(
+            f"invalid configuration: port (--port) {num('port')} must be between 1 and 65535, "
+            "inclusive"
         )
     read_only = num("readOnlyPort")
     if read_only != 0 and not 1 <= read_only <= 65535:
@@ -308,6 +320,8 @@ def validation_messages(
             "invalid configuration: containerLogMonitorInterval must be a positive time "
             "duration greater than or equal to 3s"
         )
+    if _has("containerLogMaxFiles", release) and num("containerLogMaxFiles") <= 1:
+        add("invalid configuration: containerLogMaxFiles must be greater than 1")
     if _has("podLogsDir", release):
         errors += pod_logs_messages(str(kc.get("podLogsDir", "")))
     return errors
