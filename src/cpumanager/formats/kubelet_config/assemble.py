@@ -40,7 +40,18 @@ from cpumanager.formats.kubelet_config.flags import KubeletFlags
 from cpumanager.formats.kubelet_config.model import KubeletConfig
 from cpumanager.formats.kubelet_config.validation import option_errors, startup_errors
 
-__all__ = ["ConfigSource", "EffectiveConfig", "assemble", "configz_body", "merge_patch"]
+__all__ = [
+    "DROP_IN_DEFAULTS_SINCE",
+    "ConfigSource",
+    "EffectiveConfig",
+    "assemble",
+    "configz_body",
+    "merge_patch",
+]
+
+# From this release the kubelet applies v1beta1 defaulting to the configuration merged with
+# the drop-ins (established in 1.32's mergeKubeletConfigurations; earlier releases: open).
+DROP_IN_DEFAULTS_SINCE: Release = (1, 32)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +135,11 @@ def assemble(
     raw, defaulted = apply_defaults(base, release=release or NEWEST)
     origins = {name: "default" if name in defaulted else "file" for name in raw}
     raw = _apply_drop_ins(raw, drop_ins, origins)
+    if drop_ins and release is not None and release >= DROP_IN_DEFAULTS_SINCE:
+        # 1.32 defaults the merged configuration again: a drop-in's zero is unset.
+        raw, again = apply_defaults(raw, release=release)
+        for name in again:
+            origins[name] = f"{origins.get(name, 'default')} + defaults"
     sources += [f"drop-in {drop_in.name}" for drop_in in drop_ins]
     for name, value in flags.fields.items():
         flag = flags.flag_names.get(name, "flag")
