@@ -33,7 +33,7 @@ from cpumanager.formats.kubelet_config import (
     assemble,
     parse_kubelet_flags,
 )
-from cpumanager.formats.kubelet_config.document import decode_file
+from cpumanager.formats.kubelet_config.document import YamlSyntaxError, decode_file
 from cpumanager.formats.kubelet_config.fields import check_string_maps
 from cpumanager.formats.kubelet_config.launch import (
     argv_from_env,
@@ -68,6 +68,50 @@ def _load_yaml(text: str, *, source: str) -> object:
         msg = f"{source}: holds {len(docs)} YAML documents; give one KubeletConfiguration"
         raise ConfigError(msg)
     return {} if not docs or docs[0] is None else docs[0]
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that records duplicate keys (the kubelet's strict pass refuses them)."""
+
+    duplicates: list[str]
+
+
+def _mapping_with_duplicates(loader: _StrictLoader, node: yaml.MappingNode) -> dict[object, object]:
+    seen: set[object] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            if key in seen:
+                loader.duplicates.append(str(key))
+            seen.add(key)
+        except TypeError:
+            pass
+    return loader.construct_mapping(node, deep=True)
+
+
+_StrictLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+    _mapping_with_duplicates,
+)
+
+
+
+
+def parse_yaml_keeping_duplicates(text: str) -> tuple[object, list[str]]:
+    """The first YAML document (the kubelet's YAML reader takes the first), and the keys
+    found twice in a mapping; YamlSyntaxError with the parser's line and problem."""
+    loader = _StrictLoader(text)
+    loader.duplicates = []
+    try:
+        found = loader.check_data()  # type: ignore[no-untyped-call]
+        body = loader.get_data() if found else None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise YamlSyntaxError(mark.line if mark is not None else None, problem) from err
+    finally:
+        loader.dispose()
+    return body, loader.duplicates
 
 
 def kubelet_config_from_text(text: str, *, source: str) -> KubeletConfig:
@@ -110,7 +154,9 @@ def read_config_source(
     )
     if as_kubelet:
         try:
-            loaded = decode_file(text, path=str(path))
+            loaded = decode_file(
+                text, path=str(path), parse_yaml=parse_yaml_keeping_duplicates
+            )
         except RecursionError as err:
             msg = f"{path}: nested too deeply to read; fix the file"
             raise ConfigError(msg) from err
