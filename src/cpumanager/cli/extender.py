@@ -273,7 +273,10 @@ def extender(
         except KubeApiError as exc:
             if kubeconfig is not None or auth == "tokenreview":
                 raise
-            notes.append(f"no API server access, no bind verb ({exc})")
+            notes.append(
+                f"no API server access, no bind verb ({exc}); with a scheduler that binds "
+                "itself give --assume all"
+            )
     authenticator = None
     if auth == "tokenreview":
         from cpumanager.extender.auth import NodeTokens
