@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cpumanager.extender.auth import (
     AUDIENCE,
@@ -157,3 +159,32 @@ def test_over_http_another_nodes_token_is_403_and_its_own_is_accepted() -> None:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+NODES = st.sampled_from(["a", "b", "c"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    issued_for=NODES,
+    pushed=NODES,
+    lifetime=st.sampled_from([-10.0, 30.0, 3600.0]),
+    audience=st.sampled_from([AUDIENCE, "https://kubernetes.default.svc", "other"]),
+    later=st.sampled_from([0.0, 60.0, 4000.0]),
+)
+def test_a_push_is_accepted_exactly_when_the_token_is_the_nodes_own_and_valid(
+    issued_for: str, pushed: str, lifetime: float, audience: str, later: float
+) -> None:
+    review = FakeTokenReview()
+    auth = tokens(review)
+    token = review.issue(issued_for, audience=audience, ttl=lifetime)
+    for _ in range(2):  # a kept review answers as the first did while the token lives
+        valid = lifetime > 0 and audience == AUDIENCE
+        try:
+            auth.may_push(f"Bearer {token}", pushed)
+            accepted = True
+        except UnauthorisedError:
+            accepted = False
+        assert accepted == (valid and issued_for == pushed)
+        review.now += later
+        lifetime -= later
