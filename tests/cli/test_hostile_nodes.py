@@ -30,6 +30,17 @@ def one_line(result: Run) -> None:
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
+def refused(result: Run) -> None:
+    """A configuration the kubelet refuses: the verdict line, then the kubelet's own text."""
+    assert result.exit_code not in (0, 3), result.stderr
+    assert "internal error" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    if len(lines) > 1:
+        assert lines[0].startswith("the kubelet would refuse this configuration"), result.stderr
+        assert len(lines) == 2, result.stderr
+        assert "Traceback" not in result.stderr
+
+
 def wide_document() -> dict[str, Any]:
     return snapshot_document(
         make_snapshot(
@@ -82,10 +93,10 @@ def test_5_kube_reserved_with_a_huge_quantity(tmp_path: Path) -> None:
         "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
         "kubeReserved: {cpu: 1e9999}\n"
     )
-    one_line(run_main(["node", "config", "--kubelet-config", config]))
+    refused(run_main(["node", "config", "--kubelet-config", config]))
     configz = tmp_path / "configz.json"
     configz.write_text(json.dumps({"kubeletconfig": {"kubeReserved": {"cpu": "1e9999"}}}))
-    one_line(run_main(["node", "config", "--configz", configz]))
+    refused(run_main(["node", "config", "--configz", configz]))
 
 
 @pytest.mark.parametrize("statuses", [5, [1.5], ["x"], [{"name": 7}], {"name": "c0"}])
@@ -104,7 +115,7 @@ def test_6_container_statuses_of_the_wrong_type(tmp_path: Path, statuses: object
 def test_10_a_deep_configz(tmp_path: Path, text: str) -> None:
     configz = tmp_path / "configz.json"
     configz.write_text(text)
-    one_line(run_main(["node", "config", "--configz", configz]))
+    refused(run_main(["node", "config", "--configz", configz]))
 
 
 def test_8_a_fleet_run_answers_every_good_snapshot(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ the kubelet's wording.
 from __future__ import annotations
 
 import json
+import os
 import posixpath
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -176,7 +177,7 @@ def read_drop_in_dir(directory: Path, *, as_kubelet: bool = False) -> list[Confi
     ``as_kubelet`` loads each as 1.32's kubelet does (kind and apiVersion required, a key
     given twice refused; ``formats.kubelet_config.document.decode_drop_in``).
     """
-    if not directory.is_dir():
+    if not os.path.isdir(directory):  # False on any OSError, e.g. a name too long
         msg = (
             f"failed to walk through kubelet dropin directory {str(directory)!r}: it is not a "
             "directory; check --config-dir"
@@ -286,7 +287,7 @@ def read_systemd_unit_argv(unit: Path, *, root: Path = Path("/")) -> list[str]:
     environment = dict(service.environment)
     for named, optional in service.environment_files:
         path = _under(root, named)
-        if optional and not path.exists():
+        if optional and not os.path.lexists(path):  # any OSError (a name too long): absent
             continue
         text = read_bounded_text(
             path, what="environment file", max_bytes=MAX_FILE_BYTES, inside=root
