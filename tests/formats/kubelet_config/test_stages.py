@@ -143,3 +143,15 @@ def test_a_drop_ins_zero_is_defaulted_from_1_32() -> None:
     assert newer.origins["cpuManagerReconcilePeriod"] == "drop-in 10-zero.conf + defaults"
     older = assemble(file=file, drop_ins=[drop_in], release=(1, 31))
     assert older.config.cpu_manager_reconcile_period_seconds == 0
+
+
+def test_a_drop_ins_mistyped_field_refuses_once_merged() -> None:
+    drop_in = ConfigSource("10-x.conf", {**HEAD, "maxPods": "many"})
+    with pytest.raises(KubeletConfigInvalidError) as caught:
+        assemble(drop_ins=[drop_in], release=V132)
+    assert caught.value.stage == "loads"
+    assert caught.value.errors == (
+        "failed to merge kubelet configs: failed to unmarshal merged JSON into kubelet "
+        "configuration: json: cannot unmarshal string into Go struct field "
+        "KubeletConfiguration.maxPods of type int32",
+    )

@@ -41,6 +41,7 @@ from cpumanager.formats.kubelet_config.model import KubeletConfig
 from cpumanager.formats.kubelet_config.validation import option_errors, startup_errors
 
 __all__ = [
+    "DROP_IN_CHECKS_SINCE",
     "DROP_IN_DEFAULTS_SINCE",
     "ConfigSource",
     "EffectiveConfig",
@@ -52,6 +53,9 @@ __all__ = [
 # From this release the kubelet applies v1beta1 defaulting to the configuration merged with
 # the drop-ins (established in 1.32's mergeKubeletConfigurations; earlier releases: open).
 DROP_IN_DEFAULTS_SINCE: Release = (1, 32)
+# ... and loads each drop-in strictly (kind/apiVersion required, duplicate keys refused),
+# reporting a mistyped field once merged (1.32's code; earlier releases: open).
+DROP_IN_CHECKS_SINCE: Release = (1, 32)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,6 +138,8 @@ def assemble(
         sources.append(f"file {file.name}")
     raw, defaulted = apply_defaults(base, release=release or NEWEST)
     origins = {name: "default" if name in defaulted else "file" for name in raw}
+    if drop_ins and release is not None and release >= DROP_IN_CHECKS_SINCE:
+        _typed_drop_ins(drop_ins)
     raw = _apply_drop_ins(raw, drop_ins, origins)
     if drop_ins and release is not None and release >= DROP_IN_DEFAULTS_SINCE:
         # 1.32 defaults the merged configuration again: a drop-in's zero is unset.
@@ -195,6 +201,21 @@ def _staged(raw: Mapping[str, object], release: Release, *, file_gates: object) 
     if errors:
         raise KubeletConfigInvalidError(tuple(errors), stage="starts")
     return config
+
+
+def _typed_drop_ins(drop_ins: Sequence[ConfigSource]) -> None:
+    """The drop-ins' field types, as the kubelet reports them once merged (``loads``)."""
+    for drop_in in drop_ins:
+        if not isinstance(drop_in.body, Mapping):
+            continue
+        try:
+            whole.decode_fields(drop_in.body)
+        except ConfigError as err:
+            text = (
+                "failed to merge kubelet configs: failed to unmarshal merged JSON into kubelet "
+                f"configuration: {err.message}"
+            )
+            raise KubeletConfigInvalidError((text,), stage="loads") from err
 
 
 def _apply_drop_ins(

@@ -31,7 +31,9 @@ __all__ = [
     "LoadedDocument",
     "ParseYaml",
     "YamlSyntaxError",
+    "decode_drop_in",
     "decode_file",
+    "drop_in_refusal",
     "load_refusal",
     "type_refusal",
 ]
@@ -194,6 +196,72 @@ def _check_type_meta(body: Mapping[str, object], text: str, path: str) -> None:
             f'scheme "{_SCHEME}"'
         )
         raise load_refusal(path, msg)
+
+
+def drop_in_refusal(directory: str, detail: str) -> KubeletConfigInvalidError:
+    """The kubelet's refusal of a drop-in it cannot load (stage ``loads``, 1.32's text)."""
+    text = (
+        f'failed to merge kubelet configs: failed to walk through kubelet dropin directory "'
+        f'{directory}": {detail}'
+    )
+    return KubeletConfigInvalidError((text,), stage="loads")
+
+
+def decode_drop_in(
+    text: str, *, path: str, directory: str, parse_yaml: ParseYaml
+) -> LoadedDocument:
+    """A ``--config-dir`` drop-in as 1.32's ``mergeKubeletConfigurations`` loads it.
+
+    Decoded into an unstructured object: it must name ``kind`` (``Object 'Kind' is missing
+    in '...'``) and be a v1beta1 KubeletConfiguration (``unknown apiVersion/kind: GVK``);
+    unlike the main file, a key given twice is refused (the strict YAML reader's error).
+    Field types are checked only after merging.
+    """
+    where = f"failed to load kubelet dropin file, path: {path}"
+    if text == "":
+        raise drop_in_refusal(directory, f'{where}, error: kubelet config file "{path}" was empty')
+    if text.lstrip(" \t\r\n").startswith("{"):
+        try:
+            body: object = json.loads(text)
+        except ValueError as err:
+            detail = f"couldn't get version/kind; json parse error: {_go_json_syntax(text, err)}"
+            raise drop_in_refusal(directory, f"{where}, error: {detail}") from err
+        duplicates: list[tuple[str, int]] = []
+    else:
+        try:
+            body, names = parse_yaml(text)
+        except YamlSyntaxError as err:
+            line = f"line {err.line}: " if err.line is not None else ""
+            detail = f"error converting YAML to JSON: yaml: {line}{err.problem}"
+            raise drop_in_refusal(directory, f"{where}, error: {detail}") from err
+        duplicates = [(name, _line_of_second(text, name)) for name in names]
+    if not isinstance(body, Mapping) or not body.get("kind"):
+        detail = f"Object 'Kind' is missing in '{text}'"
+        raise drop_in_refusal(directory, f"{where}, error: {detail}")
+    if duplicates:
+        lines = "".join(
+            f'\n  line {line}: key "{name}" already set in map' for name, line in duplicates
+        )
+        detail = f"strict decoding error: yaml: unmarshal errors:{lines}"
+        raise drop_in_refusal(directory, f"{where}, error: {detail}")
+    api_version = body.get("apiVersion")
+    group, _, version = str(api_version or "").rpartition("/")
+    kind = str(body["kind"])
+    if group != GROUP or version not in _VERSIONS or kind != KIND:
+        gvk = f"{group}/{version}, Kind={kind}"
+        raise drop_in_refusal(directory, f"{where}, unknown apiVersion/kind: {gvk}")
+    return LoadedDocument(body=body)
+
+
+def _line_of_second(text: str, key: str) -> int:
+    """The 1-based line of the second ``key:`` at the start of a line (go-yaml's report)."""
+    seen = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.lstrip().startswith((f"{key}:", f'"{key}":', f"'{key}':")):
+            seen += 1
+            if seen == 2:
+                return number
+    return 0
 
 
 def type_refusal(path: str, err: ConfigError) -> KubeletConfigInvalidError:
