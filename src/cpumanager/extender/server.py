@@ -63,7 +63,7 @@ from cpumanager.extender.store import (
 from cpumanager.extender.summary import RuleOut, pod_facts, rule_out
 from cpumanager.extender.visibility import pinned
 from cpumanager.nodeanswers.whatif import pod_sentence
-from cpumanager.nodeview.snapshot import snapshot_from_json
+from cpumanager.nodeview.snapshot import snapshot_from_tree
 
 __all__ = ["ExtenderConfig", "create_app"]
 
@@ -349,8 +349,15 @@ def create_app(
         except (ValueError, RecursionError):
             metrics.pushes.labels("invalid").inc()
             return _bad("the snapshot is not JSON; send 'cpumanager node snapshot' output")
+        if not isinstance(document, dict) or limits.depth_of(document) > limits.MAX_DEPTH:
+            metrics.pushes.labels("invalid").inc()
+            return _bad("the body is not a node snapshot (an object, nested at most 64 deep)")
+        digest = snapshot_digest(document)
+        if nodes.heartbeat(name, digest):  # the snapshot held: nothing to decode or restore
+            metrics.pushes.labels("unchanged").inc()
+            return JSONResponse({"node": name, "changed": False})
         try:
-            snapshot = snapshot_from_json(raw)
+            snapshot = snapshot_from_tree(document)
         except InputError:
             metrics.pushes.labels("invalid").inc()
             raise
@@ -358,7 +365,7 @@ def create_app(
             metrics.pushes.labels("invalid").inc()
             return _bad(f"the snapshot is of node {snapshot.node_name!r}, not {name!r}")
         try:
-            changed = nodes.put(snapshot, snapshot_digest(document))
+            changed = nodes.put(snapshot, digest)
         except StoreFull as exc:
             metrics.pushes.labels("refused-full").inc()
             return _bad(str(exc), 507)
