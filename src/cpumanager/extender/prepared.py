@@ -37,10 +37,18 @@ from dataclasses import dataclass
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.ids import PodUID
 from cpumanager.errors import CpuManagerError
-from cpumanager.extender.summary import NodeSummary, summarise
+from cpumanager.extender.summary import (
+    NO_TABLE,
+    AdmissionTable,
+    NodeSummary,
+    probe_pod,
+    score,
+    summarise,
+)
 from cpumanager.manager.node import NodeState
 from cpumanager.nodeanswers.fit import Allocatable, node_allocatable
 from cpumanager.nodeanswers.restore import Restored, RestoredState, restore_node
+from cpumanager.nodeanswers.whatif import admitted_quietly, exclusive_cpus
 from cpumanager.nodeview.snapshot import NodeSnapshot
 
 __all__ = ["PreparedNode", "admission_key", "prepare", "try_prepare"]
@@ -57,6 +65,7 @@ class PreparedNode:
     held: frozenset[PodUID]  # pods active on the node or holding CPUs, memory or devices
     reserved: CPUSet  # reservedSystemCPUs, which the prioritize score leaves out
     base: Restored  # started once from ``restored``; verdicts run on its forks
+    table: AdmissionTable = NO_TABLE  # verdicts of the common shape (``summary.py``)
 
 
 def _sorted_repr(values: object) -> list[str]:
@@ -116,6 +125,32 @@ def _held(restored: RestoredState) -> frozenset[PodUID]:
     return frozenset(uids)
 
 
+def admission_table(
+    base: Restored, allocatable: Allocatable, summary: NodeSummary, reserved: CPUSet
+) -> AdmissionTable:
+    """The exact check's verdicts on the probe pods (``summary.py``): one admission of a
+    probe of each exclusive CPU count up to the free exclusive CPUs, on copies of ``base``."""
+    if base.kubelet.memory_manager_policy == "Static":
+        return NO_TABLE  # memory hints would read the pod's memory too
+    topology = base.topology
+    shared = score(topology, base.node.cpu_state.default_cpuset - reserved, CPUSet())
+    scores: list[int] = []
+    for count in range(1, (summary.exclusive_free or 0) + 1):
+        probe = probe_pod(count)
+        try:
+            restored = base.fork(explained=False)
+            if not admitted_quietly(restored, [probe], allocatable):
+                scores.append(-1)
+                continue
+        except CpuManagerError:
+            scores.append(-1)
+            continue
+        state = restored.node.cpu_state
+        held = exclusive_cpus(restored, probe, state=state)
+        scores.append(score(topology, state.default_cpuset - reserved, held))
+    return AdmissionTable(tuple(scores), shared)
+
+
 def prepare(snapshot: NodeSnapshot) -> PreparedNode:
     """Restore the node once; the kubelet's refusal to start is raised (CpuManagerError)."""
     topology = snapshot.topology()
@@ -125,14 +160,18 @@ def prepare(snapshot: NodeSnapshot) -> PreparedNode:
     allocatable = node_allocatable(
         topology, frozen.kubelet, hugepages=snapshot.hugepages, devices=state.devices
     )
+    summary = summarise(frozen, allocatable)
+    reserved = frozen.kubelet.reserved_cpus or CPUSet()
+    base = frozen.start()
     return PreparedNode(
         frozen,
         allocatable,
         admission_key(snapshot, frozen, allocatable),
-        summarise(frozen, allocatable),
+        summary,
         _held(frozen),
-        frozen.kubelet.reserved_cpus or CPUSet(),
-        frozen.start(),
+        reserved,
+        base,
+        admission_table(base, allocatable, summary, reserved),
     )
 
 

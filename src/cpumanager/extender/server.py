@@ -30,7 +30,7 @@ from cpumanager.core.gocompat import one_line
 from cpumanager.core.workload import Pod
 from cpumanager.errors import CpuManagerError, InputError
 from cpumanager.extender.fanout import Fanout, FanoutSettings, Job
-from cpumanager.extender.judge import Verdict, judge, not_restorable, ruled_out
+from cpumanager.extender.judge import Verdict, judge, known_verdict, not_restorable, ruled_out
 from cpumanager.extender.prepared import PreparedNode
 from cpumanager.extender.protocol import (
     MAX_BODY_BYTES,
@@ -261,6 +261,11 @@ def create_app(
                     verdict = refusals[refused] = ruled_out(refused)
                 shared[state] = verdict
                 continue
+            if state is prepared.key:  # no pod of its own, none assumed: the push-time table
+                known = known_verdict(prepared, facts)
+                if known is not None:
+                    shared[state] = known
+                    continue
             key = (*(state if isinstance(state, tuple) else (state, ())), shape)
             found = nodes.lookup(key)
             if found is not None:
