@@ -153,5 +153,6 @@ def test_the_admission_table_answers_the_common_shapes() -> None:
             if known is not None:
                 answered += 1
                 assert known == judge(node, pod)
-    assert checked and answered >= checked * 3 // 4
+    assert checked
+    assert answered >= checked * 3 // 4
     assert pod_facts(_pod("2", containers=2)).simple == -1
