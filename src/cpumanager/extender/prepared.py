@@ -135,7 +135,14 @@ def admission_table(
     topology = base.topology
     shared = score(topology, base.node.cpu_state.default_cpuset - reserved, CPUSet())
     scores: list[int] = []
-    for count in range(1, (summary.exclusive_free or 0) + 1):
+    group = summary.smt_group
+    one_node = max(summary.numa_free, default=0) if summary.numa_free is not None else None
+    # beyond the free exclusive CPUs rule 2 refuses, beyond the CPU headroom rule 1 does
+    top = min(summary.exclusive_free or 0, summary.free.get("cpu", 0) // 1000)
+    for count in range(1, top + 1):
+        if (group and count % group) or (one_node is not None and count > one_node):
+            scores.append(-1)  # the summary's rules refuse such pods before the table is read
+            continue
         probe = probe_pod(count)
         try:
             restored = base.fork(explained=False)
@@ -163,16 +170,19 @@ def prepare(snapshot: NodeSnapshot) -> PreparedNode:
     summary = summarise(frozen, allocatable)
     reserved = frozen.kubelet.reserved_cpus or CPUSet()
     base = frozen.start()
-    return PreparedNode(
-        frozen,
-        allocatable,
-        admission_key(snapshot, frozen, allocatable),
-        summary,
-        _held(frozen),
-        reserved,
-        base,
-        admission_table(base, allocatable, summary, reserved),
-    )
+    key = admission_key(snapshot, frozen, allocatable)
+    table = _TABLES.get(key)
+    if table is None:
+        if len(_TABLES) >= TABLES_LIMIT:
+            del _TABLES[next(iter(_TABLES))]  # the oldest
+        table = _TABLES[key] = admission_table(base, allocatable, summary, reserved)
+    return PreparedNode(frozen, allocatable, key, summary, _held(frozen), reserved, base, table)
+
+
+# Admission tables by admission key: nodes with one key admit a new pod alike (module
+# docstring), so they share one table; pushes of nodes in a state seen before skip the probes.
+_TABLES: dict[str, AdmissionTable] = {}
+TABLES_LIMIT = 20_000
 
 
 def try_prepare(snapshot: NodeSnapshot) -> PreparedNode | CpuManagerError:
