@@ -62,7 +62,6 @@ from cpumanager.core.ids import ContainerKey, ContainerName, PodUID
 from cpumanager.core.topology import CPUTopology
 from cpumanager.core.workload import Pod
 from cpumanager.formats.kubelet_config import KubeletConfig
-from cpumanager.formats.kubelet_config.decode import load_config
 from cpumanager.formats.manifest import pod_from_manifest
 from cpumanager.manager.node import Node, NodeResources
 from cpumanager.nodeview.podresources import (
@@ -355,7 +354,7 @@ def node_specs() -> list[NodeSpec]:
             "memory-static",
             "memory-node-1",
             with_static_memory(static_text),
-            load_config(yaml.safe_load(with_static_memory(static_text))),
+            KubeletConfig.from_mapping(yaml.safe_load(with_static_memory(static_text))),
             [PodSpec(**vars(p)) for p in MEMORY_PODS],
         ),
         NodeSpec(

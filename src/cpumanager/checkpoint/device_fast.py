@@ -30,7 +30,7 @@ from operator import itemgetter
 from typing import Any
 
 from cpumanager.checkpoint.checksum import fnv1a_32
-from cpumanager.checkpoint.device import (
+from cpumanager.checkpoint.device_model import (
     DeviceCheckpointData,
     DeviceManagerCheckpoint,
     PodDevicesEntry,

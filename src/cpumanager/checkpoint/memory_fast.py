@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from cpumanager.checkpoint.plainjson import marshal_safe
 
-if TYPE_CHECKING:  # memory.py imports this module
-    from cpumanager.checkpoint.memory import MemoryManagerCheckpoint
+if TYPE_CHECKING:
+    from cpumanager.checkpoint.memory_model import MemoryManagerCheckpoint
 
 __all__ = ["marshal_memory", "spew_memory"]
 

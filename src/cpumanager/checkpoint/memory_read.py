@@ -31,7 +31,7 @@ from operator import itemgetter
 from typing import Any
 
 from cpumanager.checkpoint.checksum import fnv1a_32
-from cpumanager.checkpoint.memory import (
+from cpumanager.checkpoint.memory_model import (
     Block,
     MemoryManagerCheckpoint,
     MemoryTable,

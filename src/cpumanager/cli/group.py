@@ -12,7 +12,7 @@ import importlib.util
 import click
 
 from cpumanager import __version__
-from cpumanager.cli.main import VERSION_MESSAGE
+from cpumanager.cli.version import VERSION_MESSAGE
 
 __all__ = ["cli"]
 

@@ -14,14 +14,12 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from cpumanager import __version__
+from cpumanager.cli.version import VERSION_MESSAGE
 
 if TYPE_CHECKING:
     from cpumanager.cli.group import cli
 
 __all__ = ["VERSION_MESSAGE", "cli", "main"]
-
-# What ``--version`` prints: click's version_option wording (the group passes it to click).
-VERSION_MESSAGE = "%(prog)s, version %(version)s"
 
 
 def __getattr__(name: str) -> object:

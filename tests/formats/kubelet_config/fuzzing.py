@@ -16,6 +16,7 @@ from cpumanager.errors import CpuManagerError
 from cpumanager.formats.kubelet_config import (
     MANAGER_FIELDS,
     ConfigSource,
+    KubeletConfig,
     assemble,
     parse_kubelet_flags,
 )
@@ -132,7 +133,8 @@ def one_case(rng: random.Random) -> tuple[str, str] | None:
     what = f"file={file} drop_ins={drop_ins} flags={words}"
     try:
         effective = assemble(file=file, drop_ins=drop_ins, flags=parse_kubelet_flags(words))
-        again = build_config(effective.config.to_v1beta1())  # no defaulting: zeros stay
+        # no defaulting: zeros stay
+        again = build_config(effective.config.to_v1beta1(), KubeletConfig)
         if again != effective.config:
             return what, f"to_v1beta1 does not round-trip: {effective.config} != {again}"
         effective.fields()

@@ -125,7 +125,7 @@ def assemble(
     raw, added = merge_default_eviction(raw)
     if added:
         origins["evictionHard"] = f"{origins['evictionHard']} + defaults"
-    config = build_config(raw, with_options=True)
+    config = build_config(raw, KubeletConfig, with_options=True)
     return EffectiveConfig(
         config=config,
         origins={name: origins[name] for name in MANAGER_FIELDS if name in origins},
@@ -175,7 +175,7 @@ def _checked(source: ConfigSource) -> Mapping[str, object]:
     try:
         body = check_kind(source.body)
         check_string_maps(body)
-        decode(body)
+        decode(body, KubeletConfig)
     except ConfigError as err:
         msg = f"{source.name}: {err.message}"
         raise ConfigError(msg) from err
@@ -186,7 +186,7 @@ def _from_configz(source: ConfigSource) -> EffectiveConfig:
     body = configz_body(source.body)
     raw, defaulted = apply_defaults(body)
     origins = {name: "default" if name in defaulted else "configz" for name in raw}
-    config = build_config(raw, with_options=True)
+    config = build_config(raw, KubeletConfig, with_options=True)
     return EffectiveConfig(
         config=config,
         origins={name: origins[name] for name in MANAGER_FIELDS if name in origins},

@@ -9,22 +9,29 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.errors import InvalidCPUSetError, KubeletConfigInvalidError
 from cpumanager.formats.kubelet_config import fields as f
 from cpumanager.formats.kubelet_config.defaults import DEFAULT_EVICTION_HARD, apply_defaults
-from cpumanager.formats.kubelet_config.model import KubeletConfig, MemoryReservation
 from cpumanager.formats.kubelet_config.validation import option_errors, validation_errors
+from cpumanager.formats.kubelet_config.values import MemoryReservation
+
+if TYPE_CHECKING:
+    from cpumanager.formats.kubelet_config.model import KubeletConfig
 
 __all__ = ["build_config", "check_kind", "decode", "load_config"]
 
 
-def load_config(raw: object) -> KubeletConfig:
-    """One configuration file's content: defaulted, decoded and validated."""
+def load_config(raw: object, config_type: type[KubeletConfig]) -> KubeletConfig:
+    """One configuration file's content: defaulted, decoded and validated.
+
+    ``config_type`` is :class:`KubeletConfig` (passed in: the model calls this module).
+    """
     body = check_kind(raw)
     defaulted, _ = apply_defaults(body)
-    return build_config(defaulted)
+    return build_config(defaulted, config_type)
 
 
 def check_kind(raw: object) -> Mapping[str, object]:
@@ -36,12 +43,14 @@ def check_kind(raw: object) -> Mapping[str, object]:
     return body
 
 
-def build_config(raw: Mapping[str, object], *, with_options: bool = False) -> KubeletConfig:
+def build_config(
+    raw: Mapping[str, object], config_type: type[KubeletConfig], *, with_options: bool = False
+) -> KubeletConfig:
     """Decode and validate an already defaulted mapping; every validation error at once.
 
     ``with_options`` adds the policy options' checks the managers make when built.
     """
-    config, errors = decode(raw)
+    config, errors = decode(raw, config_type)
     errors = [*errors, *validation_errors(config)]
     if with_options:
         errors += option_errors(config)
@@ -50,7 +59,9 @@ def build_config(raw: Mapping[str, object], *, with_options: bool = False) -> Ku
     return config
 
 
-def decode(raw: Mapping[str, object]) -> tuple[KubeletConfig, list[str]]:
+def decode(
+    raw: Mapping[str, object], config_type: type[KubeletConfig]
+) -> tuple[KubeletConfig, list[str]]:
     """The typed configuration, and the validation errors found while decoding."""
     body = f.mapping(raw, "configuration")
     errors: list[str] = []
@@ -64,7 +75,7 @@ def decode(raw: Mapping[str, object]) -> tuple[KubeletConfig, list[str]]:
                 "invalid configuration: unable to parse reservedSystemCPUs (--reserved-cpus) "
                 f"{reserved_text}, error: {err.detail}; write a CPU list such as '0-1,8'"
             )
-    config = KubeletConfig(
+    config = config_type(
         cpu_manager_policy=f.str_field(body, "cpuManagerPolicy", "none"),
         cpu_manager_policy_options=f.options(body, "cpuManagerPolicyOptions"),
         cpu_manager_reconcile_period_seconds=f.parse_go_duration(

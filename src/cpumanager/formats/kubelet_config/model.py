@@ -39,6 +39,13 @@ from cpumanager.formats.kubelet_config.fields import (
     format_bytes,
     format_go_duration,
 )
+from cpumanager.formats.kubelet_config.values import (
+    CPU_MANAGER_POLICIES,
+    MEMORY_MANAGER_POLICIES,
+    TOPOLOGY_MANAGER_POLICIES,
+    TOPOLOGY_MANAGER_SCOPES,
+    MemoryReservation,
+)
 
 __all__ = [
     "CPU_MANAGER_POLICIES",
@@ -50,22 +57,8 @@ __all__ = [
     "reserved_memory_per_node",
 ]
 
-CPU_MANAGER_POLICIES = ("none", "static")
-TOPOLOGY_MANAGER_POLICIES = ("none", "best-effort", "restricted", "single-numa-node")
-TOPOLOGY_MANAGER_SCOPES = ("container", "pod")
-MEMORY_MANAGER_POLICIES = ("None", "Static")  # "BestEffort" exists on Windows only
-
-
 def _no_reservation() -> Mapping[str, Fraction]:
     return MappingProxyType({})
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryReservation:
-    """One ``reservedMemory`` entry: bytes reserved per memory type on one NUMA node."""
-
-    numa_node: int
-    limits: Mapping[str, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,9 +94,9 @@ class KubeletConfig:
 
         Raises :class:`KubeletConfigInvalidError` with every message the kubelet would give.
         """
-        from cpumanager.formats.kubelet_config.decode import load_config  # decode imports us
+        from cpumanager.formats.kubelet_config.decode import load_config
 
-        return load_config(raw)
+        return load_config(raw, cls)
 
     # --- reservation --------------------------------------------------------------------
 

@@ -10,16 +10,20 @@ kubelet's list of gates).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from cpumanager.core.allocation.options import StaticPolicyOptions
 from cpumanager.core.merge.options import parse_policy_options
 from cpumanager.errors import ConfigError
-from cpumanager.formats.kubelet_config.model import (
+from cpumanager.formats.kubelet_config.values import (
     CPU_MANAGER_POLICIES,
     MEMORY_MANAGER_POLICIES,
     TOPOLOGY_MANAGER_POLICIES,
     TOPOLOGY_MANAGER_SCOPES,
-    KubeletConfig,
 )
+
+if TYPE_CHECKING:
+    from cpumanager.formats.kubelet_config.model import KubeletConfig
 
 __all__ = ["ENFORCEMENT_KEYS", "option_errors", "startup_errors", "validation_errors"]
 
