@@ -217,13 +217,12 @@ def _best_single(options: list[int], counts: list[int], order: _Order) -> int:
     ``options`` may repeat a mask (only the best one matters); ``counts`` are their counts.
     """
     bnp = order.bnp
-    present = set(counts)
-    if bnp in present:
+    if bnp in counts:  # the usual case: the scan stops at the first such mask
         target = bnp
-    elif any(count < bnp for count in present):
-        target = max(count for count in present if count < bnp)
     else:
-        target = min(present)
+        present = set(counts)
+        below = [count for count in present if count < bnp]
+        target = max(below) if below else min(present)
     group = list(compress(options, map(target.__eq__, counts)))
     if not order.closest:
         return min(group)
