@@ -153,3 +153,15 @@ def test_small_machines_with_ties(data: st.DataObject) -> None:
     closest = data.draw(st.booleans())
     want = merge_exact(policy, numa, items, prefer_closest=closest)
     assert merge_fast(policy, numa, items, prefer_closest=closest) == want
+
+
+def test_no_and_reaches_bnp_every_option_is_walked() -> None:
+    """Every AND has one node (below bnp = 3): the bound never cuts a 3-node option, so the
+    walk goes past its first rounds to the sorted rest; the answer is still the walk's."""
+    numa = NUMAInfo.of(list(range(16)))
+    first = tuple(_hint(0b111 << i, False) for i in range(13))
+    second = tuple(_hint((1 << i) | (1 << ((i + 7) % 16)) | (1 << ((i + 11) % 16)), False)
+                   for i in range(16))  # fmt: skip
+    items: list[AnyProviderHints] = [{"a": first}, {"b": second}]
+    for policy in ("best-effort", "restricted"):
+        assert merge_fast(policy, numa, items) == merge_exact(policy, numa, items)

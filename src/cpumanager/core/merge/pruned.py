@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import compress
-from operator import attrgetter
+from operator import and_, attrgetter, xor
 
 from cpumanager.core.hints.hint import NO_PREFERENCE, TopologyHint
 from cpumanager.core.merge.exact import AnyProviderHints, RawHint, min_affinity_count
@@ -229,42 +229,83 @@ def _best_single(options: list[int], counts: list[int], order: _Order) -> int:
     return min(group, key=order.within)
 
 
+def _lowest_nodes(options: list[int], want: int) -> list[int]:
+    """Each option's ``want`` lowest nodes, for the whole list at once (each pass drops
+    every option's lowest node)."""
+    rest = options
+    for _ in range(want):
+        rest = list(map(and_, rest, map((-1).__add__, rest)))
+    return list(map(xor, options, rest))
+
+
 def _branch_and_bound(options: list[list[int]], order: _Order, stats: PrunedStats) -> int | None:
     options = sorted(options, key=len)
-    first = sorted(options[0], key=order.bound)
     rest = options[1:]
     depth = len(rest)
     best: int | None = None
     best_key: Key = (_INF,)
     seen: list[set[int]] = [set() for _ in range(depth)]
+    bound = order.bound
 
     def walk(level: int, acc: int) -> None:
         nonlocal best, best_key
-        if level == depth:
-            key = order.non_preferred(acc)
-            if key < best_key:
-                best, best_key = acc, key
-            return
         stats.visited += 1
+        # the distinct ANDs this list can make with ``acc`` (at most 2^|acc|), built at once
+        values = set(map(acc.__and__, rest[level]))
+        values.discard(0)
+        if level == depth - 1:
+            for merged in values:
+                key = order.non_preferred(merged)
+                if key < best_key:
+                    best, best_key = merged, key
+            return
         marks = seen[level]
-        bound = order.bound
-        for option in options_at[level]:
-            merged = acc & option
-            if not merged or merged in marks:
+        for merged in sorted(values, key=bound):
+            if merged in marks:
                 continue
             marks.add(merged)
             if bound(merged) >= best_key:
                 stats.pruned += 1
-                continue
+                break  # sorted by bound: no later value can win either
             walk(level + 1, merged)
 
-    options_at = rest
-    for option in first:
-        if order.bound(option) >= best_key:
+    first = options[0]
+    if not order.closest:
+        # options of at least ``want`` nodes share one bound head, then their lowest nodes:
+        # take the least, walk it, drop every option the best found so far already beats
+        want = max(order.bnp, 1)
+        head = order.bound((1 << want) - 1)[:-1]
+        counts = list(map(int.bit_count, first))
+        big = list(compress(first, map(want.__le__, counts)))
+        first = list(compress(first, map(want.__gt__, counts)))
+        low = _lowest_nodes(big, want)
+        rounds = 0
+        while big and rounds < _ROUNDS:
+            rounds += 1
+            least = min(low)
+            if (*head, float(least)) >= best_key:
+                stats.pruned += len(big)
+                big = []
+                break
+            index = low.index(least)
+            walk(0, big[index])
+            keep = [True] * len(big)
+            if best_key[: len(head)] == head:
+                keep = list(map(best_key[len(head)].__gt__, low))
+            keep[index] = False
+            big, low = list(compress(big, keep)), list(compress(low, keep))
+        first = [option for _low, option in sorted(zip(low, big, strict=True))] + first
+    for option in sorted(first, key=bound) if order.closest else first:
+        if bound(option) >= best_key:
             stats.pruned += 1
-            break  # sorted by bound: no later option can win either
+            if order.closest:
+                break  # sorted by bound: no later option can win either
+            continue
         walk(0, option)
     return best
+
+
+_ROUNDS = 8  # walks of the least option before the rest is sorted once
 
 
 def solve_explicit(
