@@ -16,8 +16,10 @@ cannot matter:
   final AND is a subset of ``acc``, so with ``|acc| <= bnp`` it is at best ``acc`` itself
   (every smaller subset ranks lower), and with ``|acc| > bnp`` at best a ``bnp``-node subset
   (numerically its lowest ``bnp`` nodes; with prefer-closest no tighter bound is used).
-  The first list's options are tried in the order of that bound, so once one option's
-  bound cannot win, none of the rest can and the walk stops.
+  The first list's options are tried in the order of that bound (ranked by whole-list
+  passes: the least is walked, then every option the best so far beats is dropped at once),
+  and at each depth the distinct ANDs with ``acc`` are built in one pass and visited in
+  bound order, so once one cannot win none of the rest can.
 * **One list.** With a single constraining list (the others hold nil hints only) the
   answer is the list's best option; it is found by whole-list passes (masks, counts,
   selection) rather than a walk.
