@@ -60,7 +60,7 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
         [
             "node", "snapshot", "--root", node, "--kubelet-root", node / "var/lib/kubelet",
             "--pods", node / "pods.json", "--socket", node / "no.sock",
-            "-o", where / "snapshot.json",
+            "--output-file", where / "snapshot.json",
         ]
     )  # fmt: skip
     assert result.exit_code == 0, result.stderr

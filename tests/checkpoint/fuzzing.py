@@ -7,8 +7,8 @@ duplications, splices with another seed) and then checks that:
   (anything else is a "traceback");
 * a CheckpointStore that fails to load the file refuses to save over it, and the directory
   is left exactly as it was;
-* every ``cli_every``-th case, ``cpumanager state rewrite IN -o OUT`` exits 0 with a valid OUT,
-  or exits 1 with one line on stderr and no OUT.
+* every ``cli_every``-th case, ``cpumanager state rewrite IN --output-file OUT`` exits 0
+  with a valid OUT, or exits 1 with one line on stderr and no OUT.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from cpumanager.adapters.checkpoint_store import CheckpointStore
-from cpumanager.checkpoint import codec
-from cpumanager.checkpoint.loader import diagnose, restore_state
+from cpumanager.checkpoint.cpu import codec
+from cpumanager.checkpoint.cpu.restore import diagnose, restore_state
 from cpumanager.cli.main import main
 from cpumanager.core.containermap import ContainerMap
 from cpumanager.core.cpuset import CPUSet
@@ -147,7 +147,7 @@ def _cli(data: bytes, directory: Path) -> None:
     source.write_bytes(data)
     with CliRunner().isolation() as (_stdout, stderr, _mixed):
         try:
-            main(["state", "rewrite", str(source), "-o", str(out)])
+            main(["state", "rewrite", str(source), "--output-file", str(out)])
             code = 0
         except SystemExit as stop:
             code = stop.code if isinstance(stop.code, int) else 1

@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from cpumanager.checkpoint import kinds, node_files
-from cpumanager.checkpoint.device_restore import restore_device_state
-from cpumanager.checkpoint.memory import MemoryManagerCheckpoint
-from cpumanager.checkpoint.memory_restore import (
+from cpumanager.checkpoint.device.restore import restore_device_state
+from cpumanager.checkpoint.memory.codec import MemoryManagerCheckpoint
+from cpumanager.checkpoint.memory.restore import (
     default_machine_state,
     restore_memory_state,
     validate_memory_state,
@@ -105,7 +105,7 @@ def check(data: bytes, directory: Path, *, cli: bool, tally: Tally) -> None:
         source, out = directory / "in", directory / "out"
         source.write_bytes(data)
         out.unlink(missing_ok=True)
-        result = run_main(["state", "rewrite", source, "-o", out])
+        result = run_main(["state", "rewrite", source, "--output-file", out])
         if result.exit_code == 0:
             if not out.exists():
                 tally.tracebacks.append((data, "rewrite exited 0 without a file"))

@@ -173,4 +173,4 @@ def test_agent_once_pins_a_workload_and_reports_json(
     sleeper.wait()
     again = json.loads(cpumanager(*args, "--once").output)
     assert [(e["cpus"], e["reason"]) for e in again["released"]] == [(str(chosen), "stale")]
-    assert again["default_cpuset"] == str(CPUSet(ALLOWED))
+    assert again["defaultCpuSet"] == str(CPUSet(ALLOWED))

@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
 import pytest
+import uvicorn
 
 from tests.cli.runner import run_main
+from tests.extender.conftest import TOKEN
 
 
 @pytest.mark.parametrize(
@@ -26,3 +36,61 @@ def test_help_names_the_workers_option() -> None:
     result = run_main(["extender", "--help"])
     assert result.exit_code == 0
     assert "--workers" in result.output
+
+
+def test_start_line_names_the_address_and_the_configuration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import uvicorn
+
+    served: dict[str, Any] = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: served.update(kw, app=app))
+    token = tmp_path / "token"
+    token.write_text("s3cret\n")
+    argv = ["extender", "--listen", "127.0.0.1:18888", "--token-file", token]
+    result = run_main([*argv, "--log-format", "json"])
+    assert result.exit_code == 0, result.stderr
+    start = json.loads(result.stderr.splitlines()[0])
+    assert start["msg"] == "starting"
+    assert start["listen"] == "http://127.0.0.1:18888"
+    assert start["token"] == "set"
+    assert start["stale"] == "fail"
+    assert "s3cret" not in result.stderr
+    assert served["port"] == 18888
+    text = run_main(argv)
+    assert text.stderr.startswith("cpumanager: extender: starting listen=http://127.0.0.1:18888")
+
+
+def test_access_log_one_line_per_request(capsys: pytest.CaptureFixture[str]) -> None:
+    from cpumanager.cli.extender import access_logged
+    from cpumanager.cli.logs import configure
+    from cpumanager.extender.server import ExtenderConfig, create_app
+
+    configure("json")
+    app = access_logged(create_app(ExtenderConfig(token=TOKEN)))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            assert thread.is_alive()
+            time.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        base = f"http://127.0.0.1:{port}"
+        with urllib.request.urlopen(base + "/healthz", timeout=10) as answer:
+            assert answer.status == 200
+        refused = urllib.request.Request(base + "/v1/nodes/n1/snapshot", data=b"{}", method="POST")
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(refused, timeout=10)
+        assert err.value.code == 401
+        err.value.close()
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+    lines = [json.loads(ln) for ln in capsys.readouterr().err.splitlines() if ln.startswith("{")]
+    access = [ln for ln in lines if ln["logger"] == "cpumanager.access"]
+    assert [(a["method"], a["path"], a["status"]) for a in access] == [
+        ("GET", "/healthz", 200),
+        ("POST", "/v1/nodes/n1/snapshot", 401),
+    ]
+    assert all(a["ms"] >= 0 and a["client"].startswith("127.0.0.1:") for a in access)

@@ -27,7 +27,7 @@ def _args(node: Path, *extra: object) -> list[object]:
 
 def test_writes_the_file_and_notes_missing_sources(tmp_path: Path) -> None:
     out = tmp_path / "snap.json"
-    result = run_main(_args(KUBEADM, "--pods", KUBEADM / "pods.json", "-o", out))
+    result = run_main(_args(KUBEADM, "--pods", KUBEADM / "pods.json", "--output-file", out))
     assert result.exit_code == 0, result.stderr
     assert result.output == ""
     assert "cpumanager: note: podResources missing: no PodResources socket" in result.stderr
@@ -48,7 +48,9 @@ def test_stdout_by_default() -> None:
 
 def test_pod_list_from_another_node_writes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "snap.json"
-    args = _args(KUBEADM, "--pods", KUBEADM / "pods.json", "--node-name", "other", "-o", out)
+    args = _args(
+        KUBEADM, "--pods", KUBEADM / "pods.json", "--node-name", "other", "--output-file", out
+    )
     result = run_main(args)
     assert result.exit_code == 1
     assert result.stderr.count("\n") == 1
@@ -71,7 +73,8 @@ def test_node_group_lists_snapshot() -> None:
 
 def test_notes_escape_control_characters(tmp_path: Path) -> None:
     kubelet = tmp_path / "kube\x1b[31mlet"
-    result = run_main(["node", "snapshot", "--root", tmp_path, "--kubelet-root", kubelet])
+    argv = ["node", "snapshot", "--root", tmp_path, "--kubelet-root", kubelet, "--allow-partial"]
+    result = run_main(argv)
     assert result.exit_code == 0
     assert "\x1b" not in result.stderr
     assert "kube\\x1b[31mlet" in result.stderr
@@ -87,3 +90,48 @@ def test_flags_and_configz_reach_the_file(tmp_path: Path) -> None:
     assert fields["cpuManagerPolicy"]["from"].startswith("flag")
     live = run_main(_args(KUBEADM, "--configz", configz))
     assert json.loads(live.output)["config"]["fields"]["cpuManagerPolicy"]["from"] == "configz"
+
+
+def test_unreadable_machine_fails_unless_partial_is_allowed(tmp_path: Path) -> None:
+    out = tmp_path / "snap.json"
+    missing = tmp_path / "nonexistent"
+    result = run_main(["node", "snapshot", "--root", missing, "--output-file", out])
+    assert result.exit_code == 1
+    assert (
+        result.stderr.strip().splitlines()[-1].startswith("cpumanager: error: cannot read machine")
+    )
+    assert "--allow-partial" in result.stderr
+    assert not out.exists()
+    kept = run_main(
+        ["node", "snapshot", "--root", missing, "--output-file", out, "--allow-partial"]
+    )
+    assert kept.exit_code == 0, kept.stderr
+    assert json.loads(out.read_text())["machine"] is None
+
+
+def test_unreadable_checkpoint_fails_with_its_cause(tmp_path: Path) -> None:
+    import shutil
+
+    node = tmp_path / "node"
+    shutil.copytree(KUBEADM, node)
+    state = node / "var/lib/kubelet/cpu_manager_state"
+    state.unlink()
+    state.mkdir()  # there, but not a file the kubelet (or we) can read
+    result = run_main(_args(node))
+    assert result.exit_code == 1
+    assert "cpu_manager_state (unreadable" in result.stderr
+
+
+def test_corrupt_checkpoint_is_read_not_refused(tmp_path: Path) -> None:
+    node = NODES_DIR / "corrupt-checkpoint"
+    result = run_main(_args(node, "--output-file", tmp_path / "snap.json"))
+    assert result.exit_code == 0, result.stderr
+    assert "checksum mismatch" in result.stderr
+
+
+def test_yaml_format_to_stdout() -> None:
+    import yaml
+
+    result = run_main(_args(KUBEADM, "-o", "yaml"))
+    assert result.exit_code == 0, result.stderr
+    assert yaml.safe_load(result.output)["nodeName"] == "kubeadm-node-1"

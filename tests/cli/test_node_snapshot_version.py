@@ -22,7 +22,7 @@ def _node(version: object, name: str = "kubeadm-node-1") -> dict[str, object]:
 
 def _take(tmp_path: Path, *extra: object) -> dict[str, object]:
     out = tmp_path / "snap.json"
-    result = run_main(_args(KUBEADM, "--pods", KUBEADM / "pods.json", *extra, "-o", out))
+    result = run_main(_args(KUBEADM, "--pods", KUBEADM / "pods.json", *extra, "--output-file", out))
     assert result.exit_code == 0, result.stderr
     tree: dict[str, object] = json.loads(out.read_text())
     return tree
@@ -48,7 +48,7 @@ def test_from_a_node_in_the_pod_list(tmp_path: Path) -> None:
     listed = tmp_path / "pods.json"
     listed.write_text(json.dumps(pods))
     out = tmp_path / "snap.json"
-    result = run_main(_args(KUBEADM, "--pods", listed, "-o", out))
+    result = run_main(_args(KUBEADM, "--pods", listed, "--output-file", out))
     assert result.exit_code == 0, result.stderr
     tree = json.loads(out.read_text())
     assert tree["kubeletVersion"] == "v1.35.0"
@@ -67,7 +67,7 @@ def test_a_bad_node_object_is_one_line(tmp_path: Path, node: object, expected: s
     path = tmp_path / "node.json"
     path.write_text(json.dumps(node))
     out = tmp_path / "snap.json"
-    result = run_main(_args(KUBEADM, "--node-object", path, "-o", out))
+    result = run_main(_args(KUBEADM, "--node-object", path, "--output-file", out))
     assert result.exit_code == 1
     assert expected in result.stderr
     assert result.stderr.count("\n") == 1

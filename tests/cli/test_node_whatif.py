@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from cpumanager.cli.options import DEGRADED_EXIT
 from cpumanager.nodeview.snapshot import snapshot_to_json
 from tests.cli.runner import run_main
 from tests.nodeanswers.snapshots import fixture_snapshot, write
@@ -81,10 +82,17 @@ def test_corrupt_checkpoint_node_is_refused_as_the_kubelet_would(tmp_path: Path)
     big = write(tmp_path, "big.yaml", POD.format(name="big", cpu="4"))
     before = snap.read_bytes()
     result = run_main(["node", "whatif", snap, big])
-    assert result.exit_code == 1
-    assert "corrupt" in result.stderr
+    assert result.exit_code == DEGRADED_EXIT
+    flat = " ".join(result.output.split())
+    assert "checkpoint is corrupted" in flat
+    assert "checksum mismatch" in flat
+    assert "big: rejected: NodeNotReady" in flat
     assert "Traceback" not in result.stderr
     assert snap.read_bytes() == before
+    as_json = run_main(["node", "whatif", snap, big, "-o", "json"])
+    assert as_json.exit_code == DEGRADED_EXIT
+    events = json.loads(as_json.output)["events"]
+    assert [e["error"]["type"] for e in events] == ["NodeNotReady", "NodeNotReady"]
 
 
 def test_resize_explains_infeasible_and_applied(kubeadm: Path) -> None:

@@ -40,7 +40,11 @@ def test_output_option_defaults() -> None:
     runner = CliRunner()
     assert runner.invoke(bare, []).output == "table\n"
     assert runner.invoke(bare, ["-o", "json"]).output == "json\n"
-    assert runner.invoke(bare, ["--output", "yaml"]).exit_code == 2
+    assert runner.invoke(bare, ["--output", "yaml"]).output == "yaml\n"
+    assert runner.invoke(bare, ["-o", "wide"]).output == "wide\n"
+    refused = runner.invoke(bare, ["-o", "out.json"])
+    assert refused.exit_code == 2
+    assert "name the file with --output-file" in refused.output
     assert runner.invoke(no_table, []).output == "json\n"
     assert runner.invoke(no_table, ["-o", "YAML"]).output == "yaml\n"
 

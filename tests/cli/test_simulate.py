@@ -49,20 +49,18 @@ def test_json_shape(tmp_path: Path) -> None:
     assert report["scenario"] == str(tmp_path / "s.yaml")
     start, admit, rejected, delete = report["events"]
     assert start["event"] == "start"
-    assert {"event", "pod", "uid", "admitted", "error", "containers", "default_cpuset"} <= set(
-        admit
-    )
+    assert {"event", "pod", "uid", "admitted", "error", "containers", "defaultCpuSet"} <= set(admit)
     assert admit["error"] is None
     assert admit["containers"]["pg"]["cpus"] == "1-2,17-18"
     assert admit["containers"]["pg"]["numa"] == [0]
     assert admit["containers"]["pg"]["hint"] == {"affinity": [0], "preferred": True}
-    assert admit["default_cpuset"] == "0,3-16,19-31"
+    assert admit["defaultCpuSet"] == "0,3-16,19-31"
     assert rejected["admitted"] is False
     assert set(rejected["error"]) == {"type", "message"}
     assert rejected["error"]["type"] == "TopologyAffinityError"
     assert "explain" not in rejected
     assert delete["event"] == "delete"
-    assert report["final"] == {"default_cpuset": "0-31", "entries": {}}
+    assert report["final"] == {"defaultCpuSet": "0-31", "entries": {}}
 
 
 def test_explain_adds_hints_and_reasons(tmp_path: Path) -> None:

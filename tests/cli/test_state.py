@@ -89,7 +89,7 @@ def test_rewrite_of_a_zeroed_checksum_reproduces_the_original(tmp_path: Path, v:
     text = v.content.decode()
     head, _, _ = text.rpartition('"checksum":')
     zeroed = files(tmp_path, state=(head + '"checksum":1}').encode())["state"]
-    result = run("rewrite", zeroed, "-o", tmp_path / "out")
+    result = run("rewrite", zeroed, "--output-file", tmp_path / "out")
     assert result.exit_code == 0, result.output
     assert (tmp_path / "out").read_bytes() == v.content
     assert zeroed.read_bytes() == (head + '"checksum":1}').encode()
@@ -160,12 +160,14 @@ def test_verify_v1_without_a_map_is_a_note(tmp_path: Path) -> None:
 
 def test_migrate_v1_to_v2_and_back(tmp_path: Path) -> None:
     paths = files(tmp_path, v1=V1_FILE, m=CMAP)
-    result = run("migrate", paths["v1"], "--containers", paths["m"], "-o", tmp_path / "v2")
+    result = run(
+        "migrate", paths["v1"], "--containers", paths["m"], "--output-file", tmp_path / "v2"
+    )
     assert result.exit_code == 0, result.output
     assert (tmp_path / "v2").read_bytes() == ONE_POD
     back = run(
         "migrate", tmp_path / "v2", "--containers", paths["m"], "--to", "v1",
-        "-o", tmp_path / "again", "--format", "json",
+        "--output-file", tmp_path / "again", "-o", "json",
     )  # fmt: skip
     assert back.exit_code == 0, back.output
     assert json.loads(back.output)["to"] == "v1"
@@ -200,7 +202,7 @@ BAD_INPUTS = {
 @pytest.mark.parametrize(
     "command",
     [
-        ["migrate", "{in}", "--containers", "{map}", "-o", "{out}"],
+        ["migrate", "{in}", "--containers", "{map}", "--output-file", "{out}"],
         ["migrate", "{in}", "--containers", "{map}", "--in-place"],
         ["rewrite", "{in}", "--in-place", "--to", "v2"],
         ["verify", "{in}"],
@@ -233,18 +235,26 @@ def test_missing_directory_and_unreadable_inputs(tmp_path: Path) -> None:
     assert_one_line_error(run("inspect", tmp_path))
     paths = files(tmp_path, s=ONE_POD)
     assert_one_line_error(run("rewrite", paths["s"]), 2)
-    assert_one_line_error(run("rewrite", paths["s"], "-o", paths["s"]), 2)
-    assert_one_line_error(run("rewrite", paths["s"], "-o", tmp_path / "x", "--in-place"), 2)
-    assert_one_line_error(run("rewrite", paths["s"], "-o", tmp_path / "x", "--to", "v1"), 2)
+    assert_one_line_error(run("rewrite", paths["s"], "--output-file", paths["s"]), 2)
+    assert_one_line_error(
+        run("rewrite", paths["s"], "--output-file", tmp_path / "x", "--in-place"), 2
+    )
+    assert_one_line_error(
+        run("rewrite", paths["s"], "--output-file", tmp_path / "x", "--to", "v1"), 2
+    )
     assert_one_line_error(run("verify", paths["s"], "--reserved-cpus", "0-9999999"))
     bad_map = files(tmp_path, m=b"[1]")["m"]
-    assert_one_line_error(run("migrate", paths["s"], "--containers", bad_map, "-o", tmp_path / "x"))
+    assert_one_line_error(
+        run("migrate", paths["s"], "--containers", bad_map, "--output-file", tmp_path / "x")
+    )
     assert not (tmp_path / "x").exists()
 
 
 def test_migrate_of_a_v1_with_an_unknown_container_fails(tmp_path: Path) -> None:
     paths = files(tmp_path, v1=V1_FILE, m=b"{}")
-    result = run("migrate", paths["v1"], "--containers", paths["m"], "-o", tmp_path / "o")
+    result = run(
+        "migrate", paths["v1"], "--containers", paths["m"], "--output-file", tmp_path / "o"
+    )
     assert result.exit_code == 1
     assert not (tmp_path / "o").exists()
 

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from cpumanager.checkpoint.memory import (
+from cpumanager.checkpoint.memory.codec import (
     Block,
     MemoryManagerCheckpoint,
     encode_memory,
     with_fresh_checksum,
 )
-from cpumanager.checkpoint.memory_restore import default_machine_state, expected_machine_state
+from cpumanager.checkpoint.memory.restore import default_machine_state, expected_machine_state
 from tests.cli.runner import Run, run_main
 
 GOLDEN = Path(__file__).resolve().parent.parent / "checkpoint" / "golden"
@@ -62,7 +62,7 @@ def test_verify_gives_the_kubelets_verdict(args: list[str | Path], code: int, te
 
 def test_rewrite_gives_the_kubelets_bytes(tmp_path: Path) -> None:
     out = tmp_path / "memory_manager_state"
-    assert run("rewrite", MEMORY, "-o", out).exit_code == 0
+    assert run("rewrite", MEMORY, "--output-file", out).exit_code == 0
     assert out.read_bytes() == MEMORY_CANONICAL.read_bytes()
 
 
@@ -70,20 +70,20 @@ def test_rewrite_fixes_a_hand_edit(tmp_path: Path) -> None:
     edited = tmp_path / "edited"
     edited.write_bytes(DEVICE.read_bytes().replace(b'"Checksum":3082069630', b'"Checksum":1'))
     out = tmp_path / "fixed"
-    assert run("rewrite", edited, "-o", out).exit_code == 0
+    assert run("rewrite", edited, "--output-file", out).exit_code == 0
     assert out.read_bytes() == DEVICE.read_bytes()
 
 
 def test_migrate_device_v1_to_v2(tmp_path: Path) -> None:
     out = tmp_path / "kubelet_internal_checkpoint"
-    assert run("migrate", DEVICE_V1, "-o", out).exit_code == 0
+    assert run("migrate", DEVICE_V1, "--output-file", out).exit_code == 0
     assert b'"DeviceIDs":{"0":["nic0","nic1"]}' in out.read_bytes()
     assert run("verify", out).exit_code == 0
 
 
 def test_migrate_refuses_a_corrupt_file_and_writes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    result = run("migrate", MEMORY_BAD, "-o", out)
+    result = run("migrate", MEMORY_BAD, "--output-file", out)
     assert result.exit_code == 1
     assert not out.exists()
     assert len(result.stderr.strip().splitlines()) == 1
@@ -93,7 +93,7 @@ def test_rewrite_refuses_unknown_keys(tmp_path: Path) -> None:
     newer = tmp_path / "newer"
     newer.write_bytes(DEVICE.read_bytes()[:-1] + b',"BootID":"x"}')
     out = tmp_path / "out"
-    result = run("rewrite", newer, "-o", out)
+    result = run("rewrite", newer, "--output-file", out)
     assert result.exit_code == 1
     assert "BootID" in result.stderr
     assert not out.exists()

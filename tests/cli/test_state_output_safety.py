@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cpumanager.checkpoint.codec import encode_v2
+from cpumanager.checkpoint.cpu.codec import encode_v2
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.state import StateSnapshot
 from tests.cli.runner import run_main
@@ -32,7 +32,7 @@ def test_output_to_a_fifo_is_refused_and_the_fifo_stays(tmp_path: Path) -> None:
     source = checkpoint(tmp_path / "state")
     fifo = tmp_path / "out"
     os.mkfifo(fifo)
-    result = run_main(["state", "rewrite", source, "-o", fifo])
+    result = run_main(["state", "rewrite", source, "--output-file", fifo])
     assert_one_line_error(result, 1)
     assert "is a device, FIFO or socket" in result.stderr
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
@@ -41,7 +41,7 @@ def test_output_to_a_fifo_is_refused_and_the_fifo_stays(tmp_path: Path) -> None:
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root could replace /dev/null")
 def test_output_to_dev_null_is_refused_as_root(tmp_path: Path) -> None:
     source = checkpoint(tmp_path / "state")
-    result = run_main(["state", "rewrite", source, "-o", "/dev/null"])
+    result = run_main(["state", "rewrite", source, "--output-file", "/dev/null"])
     assert_one_line_error(result, 1)
     assert stat.S_ISCHR(os.lstat("/dev/null").st_mode)
 
@@ -52,7 +52,7 @@ def test_output_to_a_symlink_is_refused(tmp_path: Path) -> None:
     target.write_text("keep me")
     link = tmp_path / "out"
     link.symlink_to(target)
-    result = run_main(["state", "rewrite", source, "-o", link])
+    result = run_main(["state", "rewrite", source, "--output-file", link])
     assert_one_line_error(result, 1)
     assert "is a symbolic link" in result.stderr
     assert link.is_symlink()
@@ -62,7 +62,7 @@ def test_output_to_a_symlink_is_refused(tmp_path: Path) -> None:
 def test_output_to_a_new_path_or_a_regular_file_works(tmp_path: Path) -> None:
     source = checkpoint(tmp_path / "state")
     for out in (tmp_path / "new", tmp_path / "new"):  # created, then replaced
-        result = run_main(["state", "rewrite", source, "-o", out])
+        result = run_main(["state", "rewrite", source, "--output-file", out])
         assert result.exit_code == 0, result.stderr
         assert out.read_bytes() == encode_v2(STATE)
 

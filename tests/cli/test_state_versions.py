@@ -23,14 +23,14 @@ def test_verify_a_v3_file_by_release() -> None:
     report = json.loads(old.output)
     assert old.exit_code == 1
     assert report["outcome"] == "refuses it: checkpoint is corrupted"
-    assert report["read_by_with_PodLevelResourceManagers"] == "1.36-1.37"
+    assert report["readByWithPodLevelResourceManagers"] == "1.36-1.37"
 
 
 def test_verify_names_readers_of_a_v2_file() -> None:
     result = run("verify", GOLDEN / "v2-one-pod-two-containers.json", "-o", "json")
     report = json.loads(result.output)
-    assert report["format_id"] == "cpu-v2"
-    assert report["read_by"] == "1.18-1.37"
+    assert report["formatId"] == "cpu-v2"
+    assert report["readBy"] == "1.18-1.37"
 
 
 def test_bad_kubelet_version_is_one_line() -> None:
@@ -42,7 +42,7 @@ def test_bad_kubelet_version_is_one_line() -> None:
 
 def test_migrate_to_an_older_kubelet_names_the_pods_to_drain() -> None:
     path = GOLDEN / "newer" / "cpu-v3-kubelet-test.json"
-    result = run("migrate", path, "--to-kubelet", "1.34", "--format", "json")
+    result = run("migrate", path, "--to-kubelet", "1.34", "-o", "json")
     report = json.loads(result.output)
     assert result.exit_code == 1
     assert report["now"] == "refuses it: checkpoint is corrupted"
@@ -56,7 +56,7 @@ def test_migrate_converts_for_a_gated_136(tmp_path: Path) -> None:
     source = tmp_path / "cpu_manager_state"
     source.write_bytes(newer.encode_cpu_v4("static", "0,3-7", {"p": {"c": "1-2"}}, {"p": "1-2"}))
     out = tmp_path / "out"
-    args = ["--to-kubelet", "1.36", "--pod-level-resource-managers", "-o", out]
+    args = ["--to-kubelet", "1.36", "--pod-level-resource-managers", "--output-file", out]
     result = run("migrate", source, *args)
     assert result.exit_code == 0, result.output
     assert "convert to V3" in result.output
@@ -66,7 +66,7 @@ def test_migrate_converts_for_a_gated_136(tmp_path: Path) -> None:
 def test_migrate_a_v2_file_needs_nothing(tmp_path: Path) -> None:
     out = tmp_path / "never"
     path = GOLDEN / "v2-one-pod-two-containers.json"
-    result = run("migrate", path, "--to-kubelet", "1.37", "-o", out)
+    result = run("migrate", path, "--to-kubelet", "1.37", "--output-file", out)
     assert result.exit_code == 0
     assert "nothing to do" in result.output
     assert not out.exists()

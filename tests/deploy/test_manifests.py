@@ -23,6 +23,7 @@ KINDS = {
     ("apps/v1", "Deployment"): "V1Deployment",
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): "V1ClusterRole",
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "V1ClusterRoleBinding",
+    ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): "V1CustomResourceDefinition",
 }
 PRIMITIVES = {"str": str, "int": int, "bool": bool, "float": (int, float)}
 # KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) is not in the client: its
@@ -137,8 +138,11 @@ def test_container_commands_are_accepted_by_our_cli(name: str, command: list[str
 
 
 def test_daemonset_mounts_the_host_read_only() -> None:
-    (doc,) = [d for _, d in documents() if d["kind"] == "DaemonSet"]
-    spec = doc["spec"]["template"]["spec"]
+    for doc in [d for _, d in documents() if d["kind"] == "DaemonSet"]:
+        _mounts_read_only(doc["spec"]["template"]["spec"])
+
+
+def _mounts_read_only(spec: dict[str, Any]) -> None:
     host_volumes = {v["name"] for v in spec["volumes"] if "hostPath" in v}
     for container in spec["containers"]:
         for mount in container["volumeMounts"]:

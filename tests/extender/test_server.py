@@ -163,7 +163,7 @@ def test_malformed_bodies_are_400_with_one_line(
 @pytest.mark.extender_config(max_body=1000)
 def test_oversized_bodies_are_refused(extender: Extender) -> None:
     status, text = extender.call("POST", "/filter", b" " * 5000)
-    assert status == 400
+    assert status == 413
     assert "limit" in text
 
 

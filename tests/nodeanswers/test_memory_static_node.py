@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from cpumanager.checkpoint.memory import attempt_memory, encode_memory, with_fresh_checksum
+from cpumanager.checkpoint.memory.codec import attempt_memory, encode_memory, with_fresh_checksum
 from cpumanager.errors import StateValidationError
 from cpumanager.nodeanswers.restore import restore_node
 from cpumanager.nodeanswers.whatif import what_if
@@ -55,7 +55,7 @@ def test_memory_that_fits_goes_to_the_node_with_room() -> None:
     assert answer.verdicts[0].admitted
     placed = answer.report["events"][1]["containers"]["app"]
     assert placed["numa"] == [0]
-    assert placed["memory_numa"] == [0]
+    assert placed["memoryNuma"] == [0]
 
 
 def test_the_same_pod_fits_once_the_databases_are_gone() -> None:

@@ -31,7 +31,7 @@ def test_kubeadm_largest_guaranteed_pod() -> None:
     # reservedSystemCPUs (the kubelet counts them as system-reserved) = 14000m, and the
     # active pods request 6950m, leaving 7050m: 7 CPUs fit, 8 do not.
     picture = node_picture(fixture_snapshot("kubeadm"))
-    assert picture["largestGuaranteedPod"] == {"packed": 7, "single_numa": 7}
+    assert picture["largestGuaranteedPod"] == {"packed": 7, "singleNuma": 7}
 
 
 def test_without_single_numa_policy_packed_spans_nodes_only_with_free_cpus() -> None:
@@ -42,7 +42,7 @@ def test_without_single_numa_policy_packed_spans_nodes_only_with_free_cpus() -> 
     fields = dict(snapshot.config.fields)
     fields["topologyManagerPolicy"] = {"value": "none", "from": "file"}
     picture = node_picture(replace(snapshot, config=ConfigView(fields=fields)))
-    assert picture["largestGuaranteedPod"] == {"packed": 7, "single_numa": 7}
+    assert picture["largestGuaranteedPod"] == {"packed": 7, "singleNuma": 7}
 
 
 def test_gpu_devices_and_hugepages() -> None:
@@ -57,4 +57,4 @@ def test_gpu_devices_and_hugepages() -> None:
     assert node0["memory"]["hugepages-2Mi"]["total"] == 2 * 2**30
     assert node0["memory"]["memory"]["allocatable"] == 62 * 2**30
     # trainer-b holds 4,12 on NUMA 1; 5-7,13-15 are free: 6 CPUs on one node.
-    assert picture["largestGuaranteedPod"] == {"packed": 6, "single_numa": 6}
+    assert picture["largestGuaranteedPod"] == {"packed": 6, "singleNuma": 6}

@@ -82,11 +82,11 @@ def test_out_of_memory_keeps_the_handed_out_cpus_until_stale_state_removal() -> 
     )
     held = CPUSet.parse(answer.report["events"][1]["containers"]["app"]["cpus"])
     assert len(held) == 2
-    default_after_greedy = CPUSet.parse(answer.report["events"][1]["default_cpuset"])
+    default_after_greedy = CPUSet.parse(answer.report["events"][1]["defaultCpuSet"])
     assert not held & default_after_greedy
     # The next admission's stale-state removal returns them (the pod never became active).
     assert small.admitted
-    assert held <= CPUSet.parse(answer.report["events"][2]["default_cpuset"])
+    assert held <= CPUSet.parse(answer.report["events"][2]["defaultCpuSet"])
 
 
 def test_out_of_pods_counts_active_pods() -> None:
@@ -105,7 +105,7 @@ def test_report_has_the_simulate_shape() -> None:
     report = json.loads(json.dumps(answer.report))
     assert [e["event"] for e in report["events"]] == ["start", "admit"]
     assert set(report) == {"scenario", "events", "final", "checkpoint", "metrics"}
-    assert report["events"][0]["default_cpuset"] == "0,4-8,12-15"
+    assert report["events"][0]["defaultCpuSet"] == "0,4-8,12-15"
     assert report["events"][1]["explain"][0]["container"] == "app"
     assert "uid-big" in report["final"]["entries"]
 

@@ -44,9 +44,10 @@ def _check_event(where: str, event: Mapping[str, Any], want: Mapping[str, Any]) 
         elif key == "message_contains":
             assert value in event["error"]["message"], label
         elif key == "default_cpuset":
-            assert event["default_cpuset"] == value, label
+            assert event["defaultCpuSet"] == value, label
         elif key in ("cpus", "numa", "memory_numa", "devices"):
-            got = {name: containers[name][key] for name in value}
+            field = "memoryNuma" if key == "memory_numa" else key  # the report's camelCase
+            got = {name: containers[name][field] for name in value}
             assert got == value, label
         elif key == "released":
             assert {r["pod"] for r in event.get("released", [])} == set(value), label
@@ -73,7 +74,7 @@ def _check_final(where: str, report: Mapping[str, Any], want: Mapping[str, Any])
             nested = all(isinstance(v, dict) for v in entries.values())
             assert (value == "v2") == nested, f"{where} checkpoint format"
         elif key == "default_cpuset":
-            assert final["default_cpuset"] == value, where
+            assert final["defaultCpuSet"] == value, where
         elif key == "entries":
             for pod, containers in value.items():
                 assert final["entries"][pod] == containers, f"{where} entries {pod}"

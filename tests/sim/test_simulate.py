@@ -7,8 +7,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from cpumanager.checkpoint.codec import encode_v1
-from cpumanager.checkpoint.model import CheckpointV1
+from cpumanager.checkpoint.cpu.codec import encode_v1
+from cpumanager.checkpoint.cpu.model import CheckpointV1
 from cpumanager.sim.scenario import parse_scenario
 from cpumanager.sim.simulate import SimulationReport, simulate
 
@@ -220,11 +220,9 @@ def test_report_json_shape() -> None:
     out = run([{"admit": pod("a")}]).to_json(explain=True)
     assert set(out) >= {"scenario", "events", "final"}
     event = out["events"][1]
-    assert {"event", "pod", "uid", "admitted", "error", "containers", "default_cpuset"} <= set(
-        event
-    )
+    assert {"event", "pod", "uid", "admitted", "error", "containers", "defaultCpuSet"} <= set(event)
     assert set(event["containers"]["c"]) >= {"cpus", "numa", "hint"}
-    assert set(out["final"]) == {"default_cpuset", "entries"}
+    assert set(out["final"]) == {"defaultCpuSet", "entries"}
 
 
 def test_admitting_a_running_pod_twice_is_refused() -> None:

@@ -14,13 +14,16 @@ the kubelet's wording.
 from __future__ import annotations
 
 import json
+import posixpath
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import yaml
 
 from cpumanager.adapters._text import load_yaml_documents, read_bounded_text
+from cpumanager.core import limits
 from cpumanager.core.printable import printable
+from cpumanager.core.versions import Release
 from cpumanager.errors import ConfigError, InputError, KubeletConfigInvalidError
 from cpumanager.formats.kubelet_config import (
     ConfigSource,
@@ -29,6 +32,7 @@ from cpumanager.formats.kubelet_config import (
     assemble,
     parse_kubelet_flags,
 )
+from cpumanager.formats.kubelet_config.document import decode_file
 from cpumanager.formats.kubelet_config.fields import check_string_maps
 from cpumanager.formats.kubelet_config.launch import (
     argv_from_env,
@@ -91,11 +95,31 @@ def read_kubelet_config(path: Path) -> KubeletConfig:
     return kubelet_config_from_text(text, source=str(path))
 
 
-def read_config_source(path: Path, *, inside: Path | None = None, name: str = "") -> ConfigSource:
-    """A YAML or JSON configuration document, bounded and regular."""
+def read_config_source(
+    path: Path, *, inside: Path | None = None, name: str = "", as_kubelet: bool = False
+) -> ConfigSource:
+    """A YAML or JSON configuration document, bounded and regular.
+
+    ``as_kubelet`` decodes it as the kubelet's loader does (``formats.kubelet_config.document``:
+    an empty or comment-only file, ``{`` read as JSON, apiVersion/kind, duplicate fields),
+    refusing at stage ``loads``.
+    """
     text = read_bounded_text(
         path, what="kubelet configuration", max_bytes=MAX_FILE_BYTES, inside=inside
     )
+    if as_kubelet:
+        try:
+            loaded = decode_file(text, path=str(path))
+        except RecursionError as err:
+            msg = f"{path}: nested too deeply to read; fix the file"
+            raise ConfigError(msg) from err
+        except ValueError as err:  # e.g. an integer of more than 4,300 digits
+            msg = f"{path}: a value cannot be read ({printable(str(err))[:120]}); fix the file"
+            raise ConfigError(msg) from err
+        if limits.depth_of(loaded.body) > limits.MAX_DEPTH:
+            msg = f"{path}: nested deeper than {limits.MAX_DEPTH} levels; fix the file"
+            raise ConfigError(msg)
+        return ConfigSource(name=name or str(path), body=loaded.body, warnings=loaded.warnings)
     return ConfigSource(name=name or str(path), body=_load_yaml(text, source=str(path)))
 
 
@@ -133,8 +157,10 @@ def _walk(directory: Path, found: list[Path], *, depth: int) -> None:
 
 
 def _under(root: Path, named: str) -> Path:
-    """A path the kubelet's own files name, looked up under ``root``."""
-    return root / named.lstrip("/")
+    """A path the kubelet's own files name, looked up under ``root`` as if ``root`` were
+    ``/``: ``..`` stops at ``root`` (``/../../etc/x`` is ``root/etc/x``). Reads through it
+    also pass ``inside=root``, so a symbolic link cannot lead out either."""
+    return root / posixpath.normpath("/" + named).lstrip("/")
 
 
 # systemd's unit directories, highest priority first (a drop-in in /etc masks one of the
@@ -189,7 +215,10 @@ def read_systemd_unit_argv(unit: Path, *, root: Path = Path("/")) -> list[str]:
         path = _under(root, named)
         if optional and not path.exists():
             continue
-        environment.update(parse_env_file(_read_text(path, "environment file")))
+        text = read_bounded_text(
+            path, what="environment file", max_bytes=MAX_FILE_BYTES, inside=root
+        )
+        environment.update(parse_env_file(text))
     return expand_exec_start(service.exec_start, environment, source=str(unit))
 
 
@@ -207,6 +236,7 @@ def load_effective_config(
     env_files: Sequence[Path] = (),
     configz: Path | None = None,
     root: Path = Path("/"),
+    release: Release | None = None,
 ) -> EffectiveConfig:
     """The configuration the kubelet would run with, and where each field came from.
 
@@ -215,6 +245,8 @@ def load_effective_config(
     ``--config`` / ``--config-dir`` those flags name, looked up under ``root``.
     Raises InputError / ConfigError for unreadable or malformed sources, and
     KubeletConfigInvalidError listing every error the kubelet's validation would give.
+    With ``release``, the file is loaded, defaulted and checked as that kubelet release
+    does, and the error names the stage that refuses (``loads``, ``validates``, ``starts``).
     """
     words: list[str] = []
     if systemd_unit is not None:
@@ -234,11 +266,26 @@ def load_effective_config(
         except ValueError as err:
             msg = f"{configz}: not valid JSON ({err}); save the answer of /configz as is"
             raise ConfigError(msg) from err
+        except RecursionError as err:
+            msg = f"{configz}: nested too deeply to read; save the answer of /configz as is"
+            raise ConfigError(msg) from err
+        if limits.depth_of(body) > limits.MAX_DEPTH:
+            msg = f"{configz}: nested deeper than {limits.MAX_DEPTH} levels; save the answer as is"
+            raise ConfigError(msg)
         return assemble(configz=ConfigSource(name=str(configz), body=body), flags=parsed)
+    inside = None
     if config is None and parsed.config:
-        config = _under(root, parsed.config)
+        config, inside = _under(root, parsed.config), root
     if config_dir is None and parsed.config_dir:
         config_dir = _under(root, parsed.config_dir)
-    file = read_config_source(config) if config is not None else None
+        if not config_dir.resolve().is_relative_to(root.resolve()):
+            msg = f"--config-dir {parsed.config_dir!r} links out of {str(root)!r}; refused"
+            raise InputError(msg)
+    as_kubelet = release is not None
+    file = (
+        read_config_source(config, inside=inside, as_kubelet=as_kubelet)
+        if config is not None
+        else None
+    )
     drop_ins = read_drop_in_dir(config_dir) if config_dir is not None else []
-    return assemble(file=file, drop_ins=drop_ins, flags=parsed)
+    return assemble(file=file, drop_ins=drop_ins, flags=parsed, release=release)

@@ -254,7 +254,8 @@ def _configuration(options: CollectOptions) -> tuple[ConfigView, Source]:
 
     Named sources (``--configz``, ``--kubelet-config``, ``--config-dir``, the command line,
     ``--flags``) must be readable; without any, ``<kubelet-root>/config.yaml`` and kubeadm's
-    ``<kubelet-root>/kubeadm-flags.env`` are used when they are regular files. A configuration
+    ``<kubelet-root>/kubeadm-flags.env`` are used when present (one that is not a regular
+    file, or a link to one, makes the configuration ``invalid``). A configuration
     the kubelet would refuse is a fact about the node: recorded as ``invalid`` with the
     kubelet's messages, never fatal.
     """
@@ -266,8 +267,11 @@ def _configuration(options: CollectOptions) -> tuple[ConfigView, Source]:
     if not given:
         implicit = options.kubelet_root / _CONFIG_NAME
         flags_env = options.kubelet_root / _KUBEADM_FLAGS
-        config = implicit if _is_regular(implicit) else None
-        env_files += [flags_env] if _is_regular(flags_env) else []
+        # Anything present is read (a link to a file is followed, as the kubelet does); a
+        # FIFO, device or dangling link is then refused and recorded as invalid, never as
+        # missing: the kubelet's defaults are assumed only when there is nothing at all.
+        config = implicit if os.path.lexists(implicit) else None
+        env_files += [flags_env] if os.path.lexists(flags_env) else []
         where = str(implicit)
         if config is None and not env_files:
             reason = "no such file; the kubelet's defaults are assumed (give --kubelet-config)"
@@ -293,13 +297,6 @@ def _configuration(options: CollectOptions) -> tuple[ConfigView, Source]:
         return view, Source("config", "invalid", where, _clip(err.message))
     reason = "from " + ", ".join(effective.sources) if effective.sources else ""
     return _config_view(effective, "ok", ""), Source("config", "ok", where, _clip(reason))
-
-
-def _is_regular(path: Path) -> bool:
-    try:
-        return stat.S_ISREG(path.lstat().st_mode)
-    except OSError:
-        return False
 
 
 # --- checkpoints, PodResources, pods ---------------------------------------------------

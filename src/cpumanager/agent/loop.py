@@ -113,7 +113,7 @@ class TickReport:
             "waiting": self.waiting,
             "errors": self.errors,
             "notes": self.notes,
-            "default_cpuset": self.default_cpuset,
+            "defaultCpuSet": self.default_cpuset,
         }
 
 

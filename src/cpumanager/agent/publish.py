@@ -100,6 +100,7 @@ class HttpSender:
     timeout: float = 10.0
     ca_file: Path | None = None
     context: ssl.SSLContext | None = field(default=None, init=False)
+    last_error: str = field(default="", init=False)  # why the last post got no answer
 
     def __post_init__(self) -> None:
         parsed = urllib.parse.urlsplit(self.base)
@@ -113,6 +114,7 @@ class HttpSender:
         self.base = self.base.rstrip("/")
 
     def post(self, path: str, body: bytes) -> int:
+        self.last_error = ""
         request = urllib.request.Request(self.base + path, data=body, method="POST")  # noqa: S310 - http(s) only, checked in __post_init__
         request.add_header("Content-Type", "application/json")
         if self.token is not None:
@@ -123,8 +125,13 @@ class HttpSender:
             ) as response:
                 return int(response.status)
         except urllib.error.HTTPError as err:
+            self.last_error = f"HTTP {err.code} {err.reason}"
             return int(err.code)
-        except (urllib.error.URLError, OSError, TimeoutError):
+        except urllib.error.URLError as err:
+            self.last_error = str(err.reason)
+            return 0
+        except (OSError, TimeoutError) as err:
+            self.last_error = str(err) or type(err).__name__
             return 0
 
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
 from typing import Any
 
 import click
 
+from cpumanager.cli.logs import configure, log, log_format_option
 from cpumanager.cli.options import load_topology, machine_options
 
 __all__ = ["agent", "run"]
@@ -92,6 +92,7 @@ def run(
 
     \b
     Example: cpumanager run --cpus 2 -- ./benchmark --threads 2
+
     Exits with COMMAND's exit code; a rejection prints the kubelet's reason and exits 1.
     """
     from cpumanager.app import build_run_session, run_pod_of_this_process
@@ -185,7 +186,9 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str | None) -> 
     type=click.Choice(["debug", "info", "warning", "error"]),
     default="info",
     show_default=True,
+    help="The least severe log lines shown.",
 )
+@log_format_option
 def agent(
     *,
     workloads: Path,
@@ -199,6 +202,7 @@ def agent(
     metrics_port: int | None,
     once: bool,
     log_level: str,
+    log_format: str,
 ) -> None:
     """Keep local workloads pinned: admit new ones, reclaim gone ones, apply cpusets.
 
@@ -208,10 +212,7 @@ def agent(
     """
     from cpumanager.app import build_agent
 
-    logging.basicConfig(
-        level=getattr(logging, log_level.upper()),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    configure(log_format, log_level)
     config = _config(
         state_dir=state_dir,
         kubelet_config=kubelet_config,
@@ -224,6 +225,16 @@ def agent(
         metrics_port=metrics_port,
     )
     wired = build_agent(config)
+    log(
+        "agent",
+        "starting",
+        workloads=str(workloads),
+        stateDir=str(state_dir),
+        runtime=runtime,
+        period=config.period(),
+        metrics=f"127.0.0.1:{metrics_port}" if metrics_port else "off",
+        once=once,
+    )
     try:
         if once:
             wired.loop.start()

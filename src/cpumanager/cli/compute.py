@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from cpumanager.cli.options import emit_json, load_topology, machine_options
+from cpumanager.cli.options import WrappingGroup, emit_json, load_topology, machine_options
 
 if TYPE_CHECKING:  # the protocol imports the allocation and merge code: only when needed
     from cpumanager.cli.compute_protocol import Answer, ComputeSession, Kind
@@ -31,7 +31,7 @@ __all__ = ["compute"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=WrappingGroup, context_settings={"help_option_names": ["-h", "--help"]})
 def compute() -> None:
     """Run one building block (take, hints, merge) on JSON requests.
 

@@ -7,15 +7,83 @@ certificates (mTLS). See docs/extender.md for the scheduler's configuration.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
+from typing import Any
 
 import click
 
+from cpumanager.cli.logs import configure, log, log_format_option
 from cpumanager.errors import InputError
 
-__all__ = ["extender", "parse_listen", "read_token"]
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+__all__ = ["access_logged", "check_tls", "extender", "parse_listen", "read_token"]
 
 MAX_TOKEN_BYTES = 4096
+
+
+def access_logged(app: App) -> App:
+    """``app`` with one access line per HTTP request (logger ``cpumanager.access``):
+    method, path, status, duration in milliseconds, client address; query strings and
+    bodies are never logged (they may hold pod names only, but tokens travel in headers,
+    which are not logged either)."""
+
+    async def logged(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("type") != "http":
+            await app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = [0]
+
+        async def sending(message: Message) -> None:
+            if message.get("type") == "http.response.start":
+                status[0] = int(message.get("status", 0))
+            await send(message)
+
+        try:
+            await app(scope, receive, sending)
+        finally:
+            client = scope.get("client") or ("-", 0)
+            log(
+                "access",
+                f"{scope.get('method', '-')} {scope.get('path', '-')} {status[0] or '-'}",
+                method=scope.get("method", "-"),
+                path=scope.get("path", "-"),
+                status=status[0],
+                ms=round((time.perf_counter() - started) * 1000, 1),
+                client=f"{client[0]}:{client[1]}",
+            )
+
+    return logged
+
+
+def check_tls(cert: Path, key: Path, client_ca: Path | None) -> None:
+    """Load the TLS files once as the server will; InputError (one line) when they are
+    missing, unreadable, malformed or do not match."""
+    import ssl
+
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    steps: list[tuple[str, Any]] = [
+        ("--tls-cert/--tls-key", lambda: context.load_cert_chain(str(cert), str(key)))
+    ]
+    if client_ca is not None:
+        steps.append(("--tls-client-ca", lambda: context.load_verify_locations(str(client_ca))))
+    for what, step in steps:
+        try:
+            step()
+        except ssl.SSLError as exc:
+            reason = exc.reason or str(exc).splitlines()[0]
+            msg = f"{what}: cannot use the TLS files ({reason}); check they are PEM and match"
+            raise InputError(msg) from None
+        except OSError as exc:
+            msg = f"{what}: cannot read {exc.filename or 'a file'}: {exc.strerror or exc}"
+            raise InputError(msg) from None
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -89,14 +157,39 @@ def read_token(path: Path) -> bytes:
     help="Processes for the exact checks (forked workers that hold the nodes); 1: none. "
     "Under a CPU quota, give the quota. [default: the usable CPUs, at most 4]",
 )
-@click.option("--tls-cert", type=click.Path(path_type=Path, dir_okay=False), default=None)
-@click.option("--tls-key", type=click.Path(path_type=Path, dir_okay=False), default=None)
+@click.option(
+    "--max-nodes",
+    type=click.IntRange(min=1),
+    default=10_000,
+    show_default=True,
+    help="Nodes held at most; a new node when full evicts the longest-silent stale one, "
+    "else its push is refused (507).",
+)
+@click.option(
+    "--tls-cert",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Serve HTTPS with this certificate (PEM; with --tls-key).",
+)
+@click.option(
+    "--tls-key",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="The private key of --tls-cert (PEM).",
+)
 @click.option(
     "--tls-client-ca",
     type=click.Path(path_type=Path, dir_okay=False),
     default=None,
     help="Require client certificates signed by this CA (mTLS).",
 )
+@click.option(
+    "--access-log/--no-access-log",
+    default=True,
+    show_default=True,
+    help="Log one line per request (method, path, status, milliseconds, client).",
+)
+@log_format_option
 def extender(
     *,
     listen: str,
@@ -106,9 +199,12 @@ def extender(
     assume: str,
     assume_ttl: float,
     workers: int | None,
+    max_nodes: int,
     tls_cert: Path | None,
     tls_key: Path | None,
     tls_client_ca: Path | None,
+    access_log: bool,
+    log_format: str,
 ) -> None:
     """Answer kube-scheduler's filter and prioritize calls with each node's kubelet
     admission, from the snapshots the node agents push."""
@@ -116,6 +212,7 @@ def extender(
 
     import uvicorn
 
+    from cpumanager.extender.guards import header_timeout_protocol
     from cpumanager.extender.server import ExtenderConfig, create_app
 
     host, port = parse_listen(listen)
@@ -125,9 +222,12 @@ def extender(
     if tls_client_ca is not None and tls_cert is None:
         msg = "--tls-client-ca needs --tls-cert and --tls-key"
         raise InputError(msg)
+    if tls_cert is not None and tls_key is not None:
+        check_tls(tls_cert, tls_key, tls_client_ca)
     token = read_token(token_file) if token_file is not None else None
+    configure(log_format)
     if token is None:
-        click.echo("cpumanager: note: no --token-file: every snapshot push is refused", err=True)
+        log("extender", "no --token-file: every snapshot push is refused", level=30)
     config = ExtenderConfig(
         token=token,
         stale_after=stale_after,
@@ -135,12 +235,32 @@ def extender(
         assume=assume,
         assume_ttl=assume_ttl,
         workers=workers,
+        max_nodes=max_nodes,
     )
+    scheme = "https" if tls_cert else "http"
+    log(
+        "extender",
+        "starting",
+        listen=f"{scheme}://{host}:{port}" if ":" not in host else f"{scheme}://[{host}]:{port}",
+        token="set" if token is not None else "none",
+        staleAfter=stale_after,
+        stale=stale_policy,
+        assume=assume,
+        assumeTtl=assume_ttl,
+        workers=workers if workers is not None else "auto",
+        tls=scheme == "https",
+        mtls=tls_client_ca is not None,
+        maxNodes=max_nodes,
+    )
+    app = create_app(config)
     uvicorn.run(
-        create_app(config),
+        access_logged(app) if access_log else app,
         host=host,
         port=port,
         log_level="warning",
+        log_config=None,
+        http=header_timeout_protocol(10.0),
+        limit_concurrency=1000,  # connections; past it uvicorn answers 503
         ssl_certfile=str(tls_cert) if tls_cert else None,
         ssl_keyfile=str(tls_key) if tls_key else None,
         ssl_ca_certs=str(tls_client_ca) if tls_client_ca else None,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from cpumanager.cli.options import emit_json, output_option
+from cpumanager.cli.options import STRUCTURED, WrappingGroup, emit_as, output_option
 
 if TYPE_CHECKING:
     from cpumanager.fleet.placement import NodeAnswer, Rejection
@@ -49,6 +49,14 @@ def _common(func: F) -> F:
             show_default=True,
             help="Worker processes (local pool or --dask local).",
         ),
+        click.option(
+            "--time-limit",
+            type=click.FloatRange(min=0),
+            default=60.0,
+            show_default=True,
+            help="Seconds one snapshot may take before it is reported unusable (0: none; "
+            "not applied on Dask workers).",
+        ),
         output_option,
     ]
     for decorator in reversed(decorators):
@@ -81,14 +89,24 @@ def _progress(total: int) -> Iterator[Callable[[int, int], None] | None]:
         yield lambda done, _total: bar.update(task, completed=done)
 
 
-def _answers(pod_file: Path, snapshots: Path, limit: int, dask: str | None, workers: int) -> Any:
+def _answers(
+    pod_file: Path,
+    snapshots: Path,
+    limit: int,
+    dask: str | None,
+    workers: int,
+    *,
+    time_limit: float,
+) -> Any:
     from cpumanager.fleet.runner import run_answers, snapshot_files
 
     source = _pod_source(pod_file)
     pod = source.pod()
     files = snapshot_files(snapshots)
     with _progress(len(files)) as tick:
-        return pod, run_answers(files, source, limit, workers=workers, dask=dask, progress=tick)
+        return pod, run_answers(
+            files, source, limit, workers=workers, dask=dask, progress=tick, time_limit=time_limit
+        )
 
 
 def _clean(text: str) -> str:
@@ -115,7 +133,7 @@ def _rejection_lines(groups: tuple[Rejection, ...], head: str) -> list[str]:
     return lines
 
 
-@click.group("fleet")
+@click.group("fleet", cls=WrappingGroup)
 def fleet() -> None:
     """What-if over many nodes' snapshots: placement and capacity, exactly as the kubelets."""
 
@@ -134,6 +152,7 @@ def fit(
     snapshots: Path,
     dask: str | None,
     workers: int,
+    time_limit: float,
     output: str,
     replicas: int,
 ) -> None:
@@ -143,10 +162,11 @@ def fit(
     """
     from cpumanager.fleet.placement import place
 
-    pod, answers = _answers(pod_file, snapshots, replicas, dask, workers)
+    pod, answers = _answers(pod_file, snapshots, replicas, dask, workers, time_limit=time_limit)
     result = place(answers, replicas)
-    if output == "json":
-        emit_json(
+    if output in STRUCTURED:
+        emit_as(
+            output,
             {
                 "pod": pod.display_name,
                 "replicas": replicas,
@@ -154,7 +174,7 @@ def fit(
                 "placements": list(result.placements),
                 "perNode": result.per_node,
                 "rejections": _rejections_json(result.rejections),
-            }
+            },
         )
     else:
         lines = [f"{pod.display_name}: {result.placed} of {replicas} replica(s) placed"]
@@ -179,17 +199,19 @@ def capacity(
     snapshots: Path,
     dask: str | None,
     workers: int,
+    time_limit: float,
     output: str,
     max_copies: int,
 ) -> None:
     """POD.yaml: how many more copies can each node, and the fleet, take?"""
     from cpumanager.fleet.placement import capacity as fleet_capacity
 
-    pod, answers = _answers(pod_file, snapshots, max_copies, dask, workers)
+    pod, answers = _answers(pod_file, snapshots, max_copies, dask, workers, time_limit=time_limit)
     result = fleet_capacity(answers)
     answers_by_node: dict[str, NodeAnswer] = {a.node: a for a in answers}
-    if output == "json":
-        emit_json(
+    if output in STRUCTURED:
+        emit_as(
+            output,
             {
                 "pod": pod.display_name,
                 "total": result.total,
@@ -197,7 +219,7 @@ def capacity(
                 "perNode": result.per_node,
                 "capped": list(result.capped),
                 "limits": _rejections_json(result.limits),
-            }
+            },
         )
         return
     floor = "at least " if result.capped else ""

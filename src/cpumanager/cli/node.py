@@ -39,6 +39,11 @@ _SUBCOMMANDS: dict[str, tuple[str, str, str]] = {
         "publish",
         "Push this node's snapshot to the extender whenever it changes (the DaemonSet).",
     ),
+    "recover": (
+        "cpumanager.cli.node_recover",
+        "recover",
+        "Keep the assignments that still fit instead of a drain (dry-run by default).",
+    ),
     "show": (
         "cpumanager.cli.node_show",
         "show",

@@ -8,7 +8,7 @@ where to read, as there).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -17,7 +17,7 @@ import click
 if TYPE_CHECKING:
     from cpumanager.nodeview.snapshot import NodeSnapshot
 
-__all__ = ["live_options", "load_node", "printable"]
+__all__ = ["degraded_banner", "live_options", "load_node", "printable"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -82,3 +82,36 @@ def load_node(
     from cpumanager.adapters.node_collect import load_snapshot
 
     return load_snapshot(snapshot)
+
+
+def degraded_banner(degraded: Mapping[str, Any]) -> list[str]:
+    """The refusal banner of a degraded answer: what the kubelet says, then each file's
+    problem (the checksum detail), then where the values below come from."""
+    import textwrap
+
+    rule = "!" * 80
+    lines = [rule]
+    lines += textwrap.wrap(
+        printable("DEGRADED: the kubelet would not start on this node: " + degraded["refusal"]),
+        width=80,
+        subsequent_indent="  ",
+        break_on_hyphens=False,
+        break_long_words=False,
+    )
+    for problem in degraded["problems"]:
+        lines += textwrap.wrap(
+            printable(problem),
+            width=80,
+            initial_indent="  - ",
+            subsequent_indent="    ",
+            break_on_hyphens=False,
+            break_long_words=False,
+        )
+    lines += textwrap.wrap(
+        f"Shown from {degraded['source']}; see 'cpumanager node preflight' and "
+        "'cpumanager node recover'.",
+        width=80,
+        subsequent_indent="  ",
+    )
+    lines.append(rule)
+    return lines

@@ -15,7 +15,7 @@ import click
 
 from cpumanager.cli.node_common import live_options, load_node, printable
 from cpumanager.cli.node_versions import check_release, kubelet_version_option, node_release
-from cpumanager.cli.options import emit_json, output_option
+from cpumanager.cli.options import STRUCTURED, emit_as, output_option
 
 __all__ = ["preflight"]
 
@@ -102,17 +102,21 @@ def preflight(
             config=kubelet_config,
             config_dir=config_dir,
             flags=split_command_line(flags, source="--flags") if flags else (),
+            release=release,
         )
         check_release(node, release, config=effective.config)
         answer = check(node, effective.config)
     except KubeletConfigInvalidError as err:
         answer = Preflight(False, "; ".join(err.errors), list(err.errors))
-        answer.notes.append("The kubelet refuses the configuration itself: fix it first.")
+        answer.notes.append(
+            f"The kubelet {release[0]}.{release[1]} refuses the configuration itself (stage: "
+            f"{err.stage}): fix it first."
+        )
     except ConfigError as err:
         answer = Preflight(False, str(err), [str(err)])
         answer.notes.append("The kubelet refuses the configuration itself: fix it first.")
-    if output == "json":
-        emit_json(answer.to_json())
+    if output in STRUCTURED:
+        emit_as(output, answer.to_json())
     else:
         if answer.safe:
             lines = ["safe: the kubelet would start with this configuration"]

@@ -6,11 +6,14 @@ and sending are ``agent/publish.py``. One line per round on stderr.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+
+from cpumanager.cli.logs import configure, log, log_format_option
 
 if TYPE_CHECKING:
     from cpumanager.nodeview.snapshot import NodeSnapshot
@@ -65,7 +68,12 @@ def parse_period(text: str) -> float:
     default=None,
     help="The shared token (the extender refuses pushes without it).",
 )
-@click.option("--ca-file", type=click.Path(path_type=Path, dir_okay=False), default=None)
+@click.option(
+    "--ca-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="CA bundle that signed the extender's certificate (https; default: the system's).",
+)
 @click.option("--every", default="10s", show_default=True, help="Snapshot at least this often.")
 @click.option(
     "--poll",
@@ -75,26 +83,64 @@ def parse_period(text: str) -> float:
     help="Seconds between checks of the node's files for changes.",
 )
 @click.option("--once", is_flag=True, help="One round (snapshot and send), then exit.")
-@click.option("--root", type=click.Path(path_type=Path, file_okay=False), default=Path("/"))
+@click.option(
+    "--root",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("/"),
+    show_default=True,
+    help="Where sys/devices/system is read (as 'node snapshot --root').",
+)
 @click.option(
     "--kubelet-root",
     type=click.Path(path_type=Path, file_okay=False),
     default=Path("/var/lib/kubelet"),
     show_default=True,
+    help="The kubelet's --root-dir: checkpoints, config.yaml, the PodResources socket.",
 )
-@click.option("--pods", type=click.Path(path_type=Path, dir_okay=False), default=None)
+@click.option(
+    "--pods",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="The node's pods, re-read each round ('kubectl get pods -A --field-selector "
+    "spec.nodeName=NODE -o json').",
+)
 @click.option(
     "--pods-from-apiserver",
     is_flag=True,
     help="Fetch the node's pods each round from the kubelet's /pods through the API "
     "server (in-cluster service account, RBAC get nodes/proxy).",
 )
-@click.option("--kubelet-config", type=click.Path(path_type=Path, dir_okay=False), default=None)
-@click.option("--config-dir", type=click.Path(path_type=Path, file_okay=False), default=None)
+@click.option(
+    "--kubelet-config",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    metavar="FILE",
+    help="The kubelet's --config file (default: <kubelet-root>/config.yaml when present).",
+)
+@click.option(
+    "--config-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    metavar="DIR",
+    help="The kubelet's --config-dir drop-in directory.",
+)
 @click.option("--flags", default="", metavar="TEXT", help="Kubelet flags (win last).")
 @click.option("--node-name", envvar="NODE_NAME", default=None, help="Default: $NODE_NAME.")
-@click.option("--socket", type=click.Path(path_type=Path, dir_okay=False), default=None)
-@click.option("--timeout", type=click.FloatRange(min=0.01, max=300), default=10.0)
+@click.option(
+    "--socket",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    metavar="PATH",
+    help="The PodResources socket (default: <kubelet-root>/pod-resources/kubelet.sock).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.01, max=300),
+    default=10.0,
+    show_default=True,
+    help="Seconds to wait for each PodResources call and each push.",
+)
 @click.option(
     "--nrt",
     "nrt_path",
@@ -104,6 +150,7 @@ def parse_period(text: str) -> float:
     "file, rewritten atomically whenever the node changes, for 'kubectl apply -f'; '-' "
     "prints it to stdout as one JSON line per change.",
 )
+@log_format_option
 def publish(
     *,
     url: str,
@@ -123,9 +170,14 @@ def publish(
     socket: Path | None,
     timeout: float,
     nrt_path: Path | None,
+    log_format: str,
 ) -> None:
     """Snapshot this node whenever its checkpoints, pods or configuration change (and at
-    least every --every), and push changed snapshots to the extender."""
+    least every --every), and push changed snapshots to the extender.
+
+    With --once the exit code says whether the round was delivered: 0 pushed (or
+    heartbeat), 1 refused by the extender (401/403: the token), 3 no answer (DNS, refused
+    connection, timeout; the cause is in the message)."""
     import tempfile
 
     from cpumanager.adapters.node_collect import CollectOptions, collect_snapshot
@@ -162,7 +214,40 @@ def publish(
         on_change=None if nrt_path is None else nrt_writer(nrt_path),
     )
 
+    configure(log_format)
+    log(
+        "publish",
+        "starting",
+        to=url,
+        node=node_name or "(from the pods)",
+        every=period,
+        poll=poll,
+        once=once,
+        root=str(root),
+        kubeletRoot=str(kubelet_root),
+        token="set" if token is not None else "none",
+        pods="apiserver" if pods_from_apiserver else str(pods) if pods else "none",
+    )
+    outcomes: list[str] = []
+
     def report(outcome: str) -> None:
-        click.echo(one_line(f"cpumanager: publish: {outcome}"), err=True)
+        if outcome.startswith("failed") and sender.last_error:
+            outcome += f" ({sender.last_error})"
+        outcomes.append(outcome)
+        failed = outcome.startswith("failed")
+        log("publish", one_line(outcome), level=logging.WARNING if failed else logging.INFO)
 
     publisher.run(report, rounds=1 if once else None)
+    if once and outcomes and outcomes[-1].startswith("failed"):
+        _fail(outcomes[-1], url)
+
+
+def _fail(outcome: str, url: str) -> None:
+    """--once delivered nothing: a one-line error with the cause, and its exit code."""
+    from cpumanager.errors import HostError, InputError
+
+    refused = any(f"answered {code}" in outcome for code in (401, 403))
+    msg = f"nothing delivered to {url}: {outcome.removeprefix('failed: ')}"
+    if refused:
+        raise InputError(msg + "; check --token-file against the extender's")
+    raise HostError(msg)

@@ -1,15 +1,24 @@
 """`cpumanager node snapshot`: one self-contained JSON file describing this node.
 
 Collection is ``adapters/node_collect.py``; this command parses options, writes the file
-(atomically, or to stdout with ``-o -``) and says on stderr which sources were missing, in
-one line each. Missing sources never stop it; unusable files named on the command line do.
+(atomically with ``--output-file FILE``, else to stdout; ``-o yaml`` for reading) and says on
+stderr which sources were missing, in one line each. Missing sources (no pod list, no
+socket) do not stop it; a machine or a checkpoint the kubelet has that cannot be read
+does (exit 1, nothing written) unless ``--allow-partial``; unusable files named on the
+command line always do.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+from cpumanager.cli.options import FormatChoice
+
+if TYPE_CHECKING:
+    from cpumanager.nodeview.snapshot import Source
 
 __all__ = ["snapshot"]
 
@@ -107,13 +116,27 @@ def _printable(text: str) -> str:
     help="Seconds to wait for each PodResources call.",
 )
 @click.option(
-    "-o",
-    "--output",
+    "--output-file",
+    "output_file",
     type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
     default=Path("-"),
     show_default=True,
     metavar="FILE",
     help="Where to write the snapshot ('-': stdout).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=FormatChoice(["json", "yaml"], case_sensitive=False),
+    default="json",
+    show_default=True,
+    help="Format: json (what the node commands read) or yaml (for reading).",
+)
+@click.option(
+    "--allow-partial",
+    is_flag=True,
+    help="Write the snapshot and exit 0 even when the machine or a checkpoint the kubelet "
+    "has cannot be read (default: exit 1 and write nothing).",
 )
 def snapshot(
     *,
@@ -130,7 +153,9 @@ def snapshot(
     kubelet_version: str | None,
     node_object: Path | None,
     timeout: float,
-    output: Path,
+    output_file: Path,
+    output: str,
+    allow_partial: bool,
 ) -> None:
     """Collect the machine, the effective kubelet configuration, the three checkpoints (raw
     and decoded), the PodResources answers and the node's pods into one JSON file."""
@@ -159,9 +184,52 @@ def snapshot(
             click.echo(
                 _printable(f"cpumanager: note: {source.name} {source.status}{reason}"), err=True
             )
-    if str(output) == "-":
+    unread = _unread(taken.sources)
+    if unread and not allow_partial:
+        from cpumanager.errors import SnapshotError
+
+        msg = (
+            "cannot read "
+            + "; ".join(unread)
+            + ": nothing written (--allow-partial writes what could be read)"
+        )
+        raise SnapshotError(_printable(msg))
+    if output == "yaml":
+        import json
+
+        import yaml
+
+        text = yaml.safe_dump(json.loads(snapshot_to_json(taken)), sort_keys=False, width=100)
+        if str(output_file) == "-":
+            click.echo(text, nl=False)
+            return
+        from cpumanager.adapters.filestore import write_atomic
+
+        write_atomic(output_file, text.encode("utf-8"), mode=0o644)
+    elif str(output_file) == "-":
         click.echo(snapshot_to_json(taken).decode("utf-8"), nl=False)
         return
-    write_snapshot(taken, output)
+    else:
+        write_snapshot(taken, output_file)
     pods_count = "no pod list" if taken.pods is None else f"{len(taken.pods)} pods"
-    click.echo(_printable(f"cpumanager: wrote snapshot {output} ({pods_count})"), err=True)
+    click.echo(_printable(f"cpumanager: wrote snapshot {output_file} ({pods_count})"), err=True)
+
+
+# What a snapshot cannot do without: the machine, and every checkpoint file the kubelet has
+# (one that exists but cannot be read; a corrupt one is read, kept raw and flagged).
+_NEEDED = {
+    "machine": ("missing", "unreadable", "invalid"),
+    "cpu_manager_state": ("unreadable",),
+    "memory_manager_state": ("unreadable",),
+    "kubelet_internal_checkpoint": ("unreadable",),
+}
+
+
+def _unread(sources: tuple[Source, ...]) -> list[str]:
+    """``name (status: reason)`` of each source a snapshot cannot do without."""
+    found = []
+    for source in sources:
+        if source.status in _NEEDED.get(source.name, ()):
+            reason = f": {source.reason}" if source.reason else ""
+            found.append(f"{source.name} ({source.status}{reason})")
+    return found

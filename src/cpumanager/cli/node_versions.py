@@ -11,7 +11,7 @@ from __future__ import annotations
 import click
 
 from cpumanager.cli.node_common import printable
-from cpumanager.cli.options import emit_json
+from cpumanager.cli.options import STRUCTURED, emit_as
 from cpumanager.core import versions
 from cpumanager.core.versions import parse_release
 from cpumanager.formats.kubelet_config import KubeletConfig
@@ -67,8 +67,9 @@ def to_release(
     release = parse_release(version)
     result = preflight_to_release(node, release, config=config, from_release=from_release)
     name = f"{release[0]}.{release[1]}"
-    if output == "json":
-        emit_json(
+    if output in STRUCTURED:
+        emit_as(
+            output,
             {
                 "kubelet": name,
                 "verdict": result.verdict,
@@ -77,7 +78,7 @@ def to_release(
                     {"subject": f.subject, "verdict": f.verdict, "text": f.text}
                     for f in result.findings
                 ],
-            }
+            },
         )
     else:
         click.echo(_HEADLINE[result.verdict].format(name=name))

@@ -6,19 +6,25 @@ goes through the resource managers' admit handler and the resource-fit predicate
 ``--explain`` adds the reasoning, ``-o json`` prints ``simulate -o json``'s shape.
 ``--resize POD CONTAINER cpu=N[,memory=M]`` first resizes a running pod in place with the
 simulator's release-dependent rules. Exit 0 when every pod would be admitted and every
-resize applied, 1 otherwise.
+resize applied, 1 otherwise, 4 when the kubelet would not start on the node (every pod
+is then rejected as ``NodeNotReady`` under a banner with the kubelet's refusal).
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from cpumanager.cli.node_common import live_options, load_node, printable
-from cpumanager.cli.node_versions import check_release, kubelet_version_option, node_release
-from cpumanager.cli.options import emit_json, output_option
+from cpumanager.cli.node_common import degraded_banner, live_options, load_node, printable
+from cpumanager.cli.node_show import answer_or_degraded
+from cpumanager.cli.node_versions import kubelet_version_option, node_release
+from cpumanager.cli.options import DEGRADED_EXIT, emit_structured, output_option
+
+if TYPE_CHECKING:
+    from cpumanager.core.workload import Pod
 
 __all__ = ["whatif"]
 
@@ -44,6 +50,47 @@ def _wrap(text: str, indent: str) -> list[str]:
     return textwrap.wrap(
         printable(text), width=_WIDTH, initial_indent=indent, subsequent_indent=indent + "  "
     )
+
+
+def _degraded(picture: dict[str, Any], new_pods: list[Pod], output: str) -> None:
+    """Every pod rejected as on a node whose kubelet is down (simulate's ``NodeNotReady``),
+    under the banner; ``-o json`` has simulate's shape with the ``degraded`` object."""
+    refusal = picture["degraded"]["refusal"]
+    error = {"type": "NodeNotReady", "message": "the kubelet would not start on this node"}
+    events: list[dict[str, Any]] = [
+        {
+            "event": "start",
+            "admitted": False,
+            "error": {"type": "NodeNotReady", "message": refusal},
+            "notes": list(picture["notes"]),
+        }
+    ]
+    events += [
+        {
+            "event": "admit",
+            "pod": pod.name or str(pod.uid),
+            "uid": str(pod.uid),
+            "admitted": False,
+            "error": dict(error),
+            "containers": {},
+        }
+        for pod in new_pods
+    ]
+    if emit_structured(
+        {
+            "scenario": f"node {picture['node']}",
+            "events": events,
+            "degraded": picture["degraded"],
+            "metrics": {},
+        },
+        output,
+    ):
+        click.echo(printable(f"cpumanager: degraded: {refusal}"), err=True)
+        return
+    lines = degraded_banner(picture["degraded"])
+    for pod in new_pods:
+        lines += _wrap(f"{pod.display_name}: rejected: NodeNotReady: {error['message']}", "")
+    click.echo("\n".join(lines))
 
 
 @click.command("whatif")
@@ -86,12 +133,17 @@ def whatif(
     requests = [ResizeRequest(p, c, _resources(r)) for p, c, r in resizes]
     node = load_node(snapshot_path, live=live, root=root, kubelet_root=kubelet_root, pods=pods)
     release = node_release(node, kubelet_version)
-    check_release(node, release)
     new_pods = load_pods(pod_files) if pod_files else []
-    answer = what_if(node, new_pods, explain=explain, resizes=requests, release=release)
-    if output == "json":
-        emit_json(answer.report)
-    else:
+    found, degraded = answer_or_degraded(
+        node,
+        kubelet_version,
+        lambda: what_if(node, new_pods, explain=explain, resizes=requests, release=release),
+    )
+    if found is None:
+        _degraded(cast(dict[str, Any], degraded), new_pods, output)
+        ctx.exit(DEGRADED_EXIT)
+    answer = found
+    if not emit_structured(answer.report, output):
         lines = [f"node {answer.node_name}: restored as a restarting kubelet would"]
         lines += [ln for note in answer.restore_notes for ln in _wrap(note, "  ")]
         for resized in answer.resizes:

@@ -3,7 +3,13 @@
 * :func:`output_option` gives ``-o/--output`` with a fixed set of formats (default ``table``).
 * :func:`machine_options` gives ``--sysfs DIR`` and ``--machine NAME|FILE`` (mutually
   exclusive) and :func:`load_topology` turns their values into a :class:`CPUTopology`.
-* :func:`emit_json` prints compact, key-sorted JSON so output is stable and diffable.
+* :func:`emit_json` prints compact, key-sorted JSON so output is stable and diffable;
+  :func:`emit_structured` prints ``-o json`` or ``-o yaml`` (the same values).
+
+The convention is kubectl's: ``-o/--output`` is always a *format* (``table``, ``wide``,
+``json``, ``yaml``, and ``html`` where a picture helps); ``-o json|yaml`` write to stdout;
+files are named by ``--output-file`` or positional arguments. JSON keys are camelCase, as
+Kubernetes' own. ``tests/cli/test_conventions.py`` walks every command and enforces it.
 
 Everything heavy (sysfs reader, presets, YAML) is imported inside the functions that need it,
 so importing this module costs only click.
@@ -24,7 +30,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_OUTPUTS",
+    "DEGRADED_EXIT",
+    "FormatChoice",
+    "WrappingGroup",
+    "STRUCTURED",
+    "emit_as",
     "emit_json",
+    "emit_structured",
     "load_topology",
     "machine_options",
     "output_option",
@@ -32,17 +44,38 @@ __all__ = [
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-DEFAULT_OUTPUTS: tuple[str, ...] = ("table", "json")
+DEFAULT_OUTPUTS: tuple[str, ...] = ("table", "wide", "json", "yaml")
+
+STRUCTURED: tuple[str, ...] = ("json", "yaml")
+
+# The exit code of a node answer given from the raw files because the kubelet would not
+# start on the node (``node show``/``nrt``/``whatif``): what is known was printed, under a
+# banner with the kubelet's refusal. 0 ok, 1 bad input or refused, 2 usage, 3 system.
+DEGRADED_EXIT = 4
+
+
+class FormatChoice(click.Choice):  # type: ignore[type-arg]
+    """``-o``'s formats; a value that looks like a file name gets kubectl's hint."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter:
+            choices = ", ".join(str(c) for c in self.choices)
+            msg = f"{value!r} is not a format ({choices}); -o names a format, as in kubectl"
+            if any(c in str(value) for c in "/.") or str(value) == "-":
+                msg += "; name the file with --output-file"
+            self.fail(msg, param, ctx)
 
 
 def _output_decorator(choices: tuple[str, ...]) -> Callable[[F], F]:
     return click.option(
         "-o",
         "--output",
-        type=click.Choice(choices, case_sensitive=False),
+        type=FormatChoice(choices, case_sensitive=False),
         default=choices[0] if "table" not in choices else "table",
         show_default=True,
-        help="Output format.",
+        help="Output format: " + ", ".join(choices) + ".",
     )
 
 
@@ -119,3 +152,38 @@ def load_topology(*, sysfs: Path | None, machine: str | None) -> CPUTopology:
 def emit_json(obj: object) -> None:
     """Print ``obj`` as compact JSON with sorted keys and a trailing newline."""
     click.echo(json.dumps(obj, sort_keys=True, separators=(",", ":")))
+
+
+def emit_structured(obj: object, output: str) -> bool:
+    """Print ``obj`` for ``-o json`` (compact, sorted) or ``-o yaml``; False for others."""
+    if output == "json":
+        emit_json(obj)
+        return True
+    if output == "yaml":
+        import yaml
+
+        click.echo(yaml.safe_dump(obj, sort_keys=True, width=100), nl=False)
+        return True
+    return False
+
+
+def emit_as(output: str, obj: object) -> None:
+    """Print ``obj`` as ``output`` (``json`` or ``yaml``)."""
+    emit_structured(obj, output)
+
+
+class WrappingGroup(click.Group):
+    """A group whose command list wraps each description instead of cutting it with
+    "..." (click's default at 80 columns)."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is None or command.hidden:
+                continue
+            text = command.short_help or (command.help or "").split("\n\n")[0]
+            rows.append((name, " ".join(text.split())))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)

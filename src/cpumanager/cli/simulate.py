@@ -13,7 +13,7 @@ from typing import Any
 import click
 import yaml
 
-from cpumanager.cli.options import emit_json, output_option
+from cpumanager.cli.options import STRUCTURED, emit_as, output_option
 from cpumanager.errors import ScenarioError
 
 DEMO = "demo.yaml"
@@ -38,7 +38,7 @@ def _render(report: dict[str, Any], *, explain: bool) -> None:
 
 @click.command()
 @click.argument("scenarios", nargs=-1, type=click.Path(path_type=Path))
-@output_option("table", "json")
+@output_option
 @click.option("--explain", is_flag=True, help="Show hints, merges and why these CPUs.")
 @click.option(
     "--kubelet-version",
@@ -66,7 +66,7 @@ def simulate(
         if release is not None:
             scenario = replace(scenario, kubelet_version=release)
         report = run(scenario).to_json(explain=explain)
-        if output == "json":
-            emit_json(report)
+        if output in STRUCTURED:
+            emit_as(output, report)
         else:
             _render(report, explain=explain)

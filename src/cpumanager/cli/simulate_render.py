@@ -122,7 +122,7 @@ def _table(report: Mapping[str, Any], width: int) -> Table:
             escape(event.get("pod") or ""),
             _result(event),
             escape("\n".join(_cell(n, i) for n, i in containers.items())),
-            event.get("default_cpuset") or "(empty)",
+            event.get("defaultCpuSet") or "(empty)",
         )
     return table
 
@@ -156,8 +156,8 @@ def _explain(console: Console, report: Mapping[str, Any]) -> None:
         if error:
             lines.append(f"{error['type']}: {error['message']}")
         lines += [_container_line(n, i) for n, i in event.get("containers", {}).items()]
-        if event.get("default_cpuset") is not None:
-            lines.append(f"shared pool {event.get('default_cpuset') or '(empty)'}")
+        if event.get("defaultCpuSet") is not None:
+            lines.append(f"shared pool {event.get('defaultCpuSet') or '(empty)'}")
         items = event.get("explain", [])
         if not (error or items or event.get("containers")):
             continue
@@ -188,7 +188,7 @@ def render_report(report: Mapping[str, Any], *, explain: bool, console: Console)
         _say(console, "(--explain shows every rejection's full message and reasons)")
     final = report["final"]
     console.print()
-    _say(console, f"final shared pool: {final['default_cpuset'] or '(empty)'}")
+    _say(console, f"final shared pool: {final['defaultCpuSet'] or '(empty)'}")
     for pod, containers in final["entries"].items():
         for name, cpus in containers.items():
             _say(console, f"{pod}/{name}: {cpus}", 2)

@@ -22,7 +22,7 @@ from cpumanager.adapters.checkpoint_files import (
     read_container_map,
     write_conversion,
 )
-from cpumanager.checkpoint import codec, kinds
+from cpumanager.checkpoint import kinds
 from cpumanager.checkpoint.convert import (
     TARGET_FORMATS,
     TargetFormat,
@@ -32,9 +32,20 @@ from cpumanager.checkpoint.convert import (
     read_for_conversion,
     read_lenient,
 )
-from cpumanager.checkpoint.loader import Diagnosis, diagnose
+from cpumanager.checkpoint.cpu import codec
+from cpumanager.checkpoint.cpu.restore import Diagnosis, diagnose
 from cpumanager.cli import state_nodes, state_versions
-from cpumanager.cli.options import emit_json, load_topology, machine_options, output_option
+from cpumanager.cli.options import (
+    DEFAULT_OUTPUTS,
+    STRUCTURED,
+    FormatChoice,
+    WrappingGroup,
+    emit_as,
+    emit_structured,
+    load_topology,
+    machine_options,
+    output_option,
+)
 from cpumanager.cli.state_render import ids as _ids
 from cpumanager.cli.state_render import lines as _lines
 from cpumanager.cli.state_render import placement as _placement
@@ -64,7 +75,7 @@ def _topology(sysfs: Path | None, machine: str | None) -> CPUTopology | None:
     return load_topology(sysfs=sysfs, machine=machine)
 
 
-@click.group()
+@click.group(cls=WrappingGroup)
 def state() -> None:
     """Inspect, verify, migrate and rewrite the kubelet's checkpoints (CPU, memory, devices)."""
 
@@ -104,8 +115,9 @@ def inspect(
     ]
     shared = {"cpus": str(snapshot.default_cpuset), "count": len(snapshot.default_cpuset)}
     shared.update(_placement(topology, snapshot.default_cpuset))
-    if output == "json":
-        emit_json(
+    if output in STRUCTURED:
+        emit_as(
+            output,
             {
                 "path": source,
                 "format": result.format,
@@ -117,7 +129,7 @@ def inspect(
                 "policyName": snapshot.policy_name,
                 "shared": shared,
                 "entries": entries,
-            }
+            },
         )
         return
     _lines(
@@ -197,7 +209,7 @@ def verify(
         state_nodes.verify(
             data, other, path=path, policy=policy, output=output, machine=machine_state
         )
-        if other == "memory" and output != "json":
+        if other == "memory" and output not in STRUCTURED:
             state_versions.echo_readers(data)
         return
     reserved = _reserved(reserved_cpus)
@@ -212,8 +224,8 @@ def verify(
         reserved=reserved,
         strict_reservation=strict_reservation,
     )
-    if output == "json":
-        emit_json({**_verify_json(path, found), **state_versions.describe(data)})
+    if output in STRUCTURED:
+        emit_as(output, {**_verify_json(path, found), **state_versions.describe(data)})
     else:
         verdict = "OK: the kubelet would restore it" if found.ok else "FAIL: the kubelet refuses it"
         _lines(
@@ -238,23 +250,21 @@ def verify(
 
 def _destination(path: Path, out: Path | None, in_place: bool) -> Path:
     if in_place and out is not None:
-        message = "give either -o/--out or --in-place, not both"
+        message = "give either --output-file or --in-place, not both"
         raise click.UsageError(message)
     if in_place:
         return path
     if out is None:
-        message = "give -o/--out FILE (or --in-place to replace the input)"
+        message = "give --output-file FILE (or --in-place to replace the input)"
         raise click.UsageError(message)
     if out.exists() and path.exists() and out.resolve() == path.resolve():
-        message = "-o/--out is the input file; use --in-place to replace it"
+        message = "--output-file is the input file; use --in-place to replace it"
         raise click.UsageError(message)
     return out
 
 
 def _report(fmt: str, rows: list[tuple[str, str]], payload: dict[str, Any]) -> None:
-    if fmt == "json":
-        emit_json(payload)
-    else:
+    if not emit_structured(payload, fmt):
         _lines(rows)
 
 
@@ -311,10 +321,23 @@ def _convert(
     )
 
 
-_out = click.option("-o", "--out", type=click.Path(path_type=Path), help="File to write.")
+_out = click.option(
+    "--output-file",
+    "--out",
+    "out",
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="The file to write (-o is the report's format, as everywhere).",
+)
 _in_place = click.option("--in-place", is_flag=True, help="Replace the input (keeps .last-good).")
 _fmt = click.option(
-    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True
+    "-o",
+    "--output",
+    "fmt",
+    type=FormatChoice(DEFAULT_OUTPUTS, case_sensitive=False),
+    default="table",
+    show_default=True,
+    help="Format of the report: " + ", ".join(DEFAULT_OUTPUTS) + ".",
 )
 
 
@@ -327,7 +350,14 @@ _fmt = click.option(
 )
 @_out
 @_in_place
-@click.option("--to", "target", type=click.Choice(TARGET_FORMATS), default="v2", show_default=True)
+@click.option(
+    "--to",
+    "target",
+    type=click.Choice(TARGET_FORMATS),
+    default="v2",
+    show_default=True,
+    help="The format to write.",
+)
 @state_versions.to_kubelet_options
 @_fmt
 def migrate(
@@ -422,8 +452,8 @@ def diff(a: Path, b: Path, containers: Path | None, output: str) -> None:
         "lost": str(found.shared_lost),
     }
     policy = {"before": before.policy_name, "after": after.policy_name}
-    if output == "json":
-        emit_json({"policy": policy, "shared": shared, "containers": changes})
+    if output in STRUCTURED:
+        emit_as(output, {"policy": policy, "shared": shared, "containers": changes})
         return
     if found.same:
         click.echo("no difference in state")

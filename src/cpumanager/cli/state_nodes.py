@@ -13,11 +13,11 @@ import click
 
 from cpumanager.adapters.checkpoint_files import write_checked
 from cpumanager.checkpoint import kinds
-from cpumanager.cli.options import emit_json
+from cpumanager.cli.options import STRUCTURED, emit_as, emit_structured
 from cpumanager.errors import CheckpointError, InputError
 
 if TYPE_CHECKING:  # the memory and device codecs load only for those files (cold start)
-    from cpumanager.checkpoint.memory import MachineState
+    from cpumanager.checkpoint.memory.codec import MachineState
     from cpumanager.checkpoint.node_files import OtherKind
     from cpumanager.core.topology import CPUTopology
 
@@ -45,8 +45,8 @@ def show(data: bytes, kind: OtherKind, *, path: Path, output: str) -> None:
 
     read = node_files.read_node_file(data, kind, source=str(path))
     found = node_files.summary(read)
-    if output == "json":
-        emit_json({"path": str(path), **found})
+    if output in STRUCTURED:
+        emit_as(output, {"path": str(path), **found})
         return
     checksum = found["checksum"]
     _lines([
@@ -118,7 +118,7 @@ def default_state(topology: CPUTopology, reserved: dict[int, dict[str, int]]) ->
             )
             raise InputError(message)
         memory[node.id] = node.memory_bytes
-    from cpumanager.checkpoint.memory_restore import default_machine_state
+    from cpumanager.checkpoint.memory.restore import default_machine_state
 
     return default_machine_state(memory, system_reserved=reserved)
 
@@ -142,8 +142,8 @@ def verify(
         "path": str(path), "kind": kind, "ok": found.ok, "format": found.format,
         "checksum": found.checksum, "reasons": list(found.reasons), "notes": list(found.notes),
     }  # fmt: skip
-    if output == "json":
-        emit_json(payload)
+    if output in STRUCTURED:
+        emit_as(output, payload)
     else:
         if kind == "memory":
             verdict = (
@@ -175,9 +175,8 @@ def write(
     assert found_kind == kind  # the bytes we wrote decode as what we meant
     write_checked(new, dest, in_place=in_place)
     checksum = getattr(checkpoint, "checksum", 0)
-    if fmt == "json":
-        emit_json({"input": str(path), "output": str(dest), "kind": kind,
-                   "checksum": checksum, "bytes": len(new)})  # fmt: skip
+    if emit_structured({"input": str(path), "output": str(dest), "kind": kind,
+                        "checksum": checksum, "bytes": len(new)}, fmt):  # fmt: skip
         return
     _lines([("input", str(path)), ("output", str(dest)), ("kind", kind),
             ("checksum", str(checksum)), ("bytes", str(len(new)))])  # fmt: skip

@@ -15,7 +15,7 @@ import click
 
 from cpumanager.adapters.checkpoint_files import read_checkpoint, write_checked
 from cpumanager.checkpoint import compat
-from cpumanager.cli.options import emit_json
+from cpumanager.cli.options import STRUCTURED, emit_as, emit_structured
 from cpumanager.core import versions
 from cpumanager.core.versions import Release
 
@@ -52,10 +52,10 @@ def describe(data: bytes) -> dict[str, str]:
     fmt = compat.identify(data)
     plain, gated = compat.readers(data)
     return {
-        "written_as": compat.FORMAT_NAMES.get(fmt, "unknown"),
-        "format_id": fmt,
-        "read_by": plain,
-        "read_by_with_PodLevelResourceManagers": gated,
+        "writtenAs": compat.FORMAT_NAMES.get(fmt, "unknown"),
+        "formatId": fmt,
+        "readBy": plain,
+        "readByWithPodLevelResourceManagers": gated,
     }
 
 
@@ -79,7 +79,7 @@ def verify_newer(data: bytes, *, path: Path, release: Release, output: str) -> b
     info = describe(data)
     ok = outcome.ok and outcome.dropped_pod_entries == 0
     name = f"{release[0]}.{release[1]}"
-    if output == "json":
+    if output in STRUCTURED:
         payload: dict[str, Any] = {
             "path": str(path),
             "ok": ok,
@@ -87,7 +87,7 @@ def verify_newer(data: bytes, *, path: Path, release: Release, output: str) -> b
             "outcome": _outcome_text(outcome),
             **info,
         }
-        emit_json(payload)
+        emit_as(output, payload)
     else:
         verdict = f"OK: kubelet {name} would restore it" if ok else f"FAIL: kubelet {name} "
         if not ok:
@@ -95,9 +95,9 @@ def verify_newer(data: bytes, *, path: Path, release: Release, output: str) -> b
         rows = [
             ("file", str(path)),
             ("verdict", verdict),
-            ("format", info["written_as"]),
-            ("read by", info["read_by"]),
-            ("with gate", info["read_by_with_PodLevelResourceManagers"]),
+            ("format", info["writtenAs"]),
+            ("read by", info["readBy"]),
+            ("with gate", info["readByWithPodLevelResourceManagers"]),
         ]
         width = max(len(key) for key, _ in rows)
         for key, value in rows:
@@ -110,9 +110,9 @@ def verify_newer(data: bytes, *, path: Path, release: Release, output: str) -> b
 def echo_readers(data: bytes) -> None:
     """The two reader lines appended to the table report of V1/V2/memory V1 files."""
     info = describe(data)
-    click.echo(f"written as  {info['written_as']}")
-    click.echo(f"read by     kubelet {info['read_by']}")
-    click.echo(f"with gate   kubelet {info['read_by_with_PodLevelResourceManagers']}")
+    click.echo(f"written as  {info['writtenAs']}")
+    click.echo(f"read by     kubelet {info['readBy']}")
+    click.echo(f"with gate   kubelet {info['readByWithPodLevelResourceManagers']}")
 
 
 def to_kubelet_options(command: Any) -> Any:
@@ -144,7 +144,7 @@ def migrate_to_release(
     dest: Path | None = None
     if found.verdict in ("convert", "drain") and (out is not None or in_place):
         if in_place and out is not None:
-            message = "give either -o/--out or --in-place, not both"
+            message = "give either --output-file or --in-place, not both"
             raise click.UsageError(message)
         dest = path if in_place else out
     if found.verdict == "convert" and dest is not None:
@@ -161,9 +161,7 @@ def migrate_to_release(
         "reason": found.reason,
         "output": str(dest) if dest is not None and found.verdict == "convert" else None,
     }
-    if fmt == "json":
-        emit_json(payload)
-    else:
+    if not emit_structured(payload, fmt):
         advice = {
             "as-is": f"kubelet {name} keeps every assignment: nothing to do",
             "convert": f"convert to {found.target_format.upper()} before starting kubelet {name}",

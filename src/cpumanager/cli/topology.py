@@ -168,7 +168,7 @@ def _list_presets(output: str) -> None:
 
 @click.command()
 @machine_options
-@output_option("table", "json", "yaml")
+@output_option
 @click.option(
     "--save",
     type=click.Path(path_type=Path, dir_okay=False),

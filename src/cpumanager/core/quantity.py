@@ -14,6 +14,7 @@ import math
 import re
 from fractions import Fraction
 
+from cpumanager.core import limits
 from cpumanager.errors import WorkloadError
 
 __all__ = ["milli_value", "parse_quantity", "value"]
@@ -38,7 +39,9 @@ _PATTERN = re.compile(
 _NANO = 10**9
 _BINARY_CAP = 2**63 - 1  # the parser caps binary-suffixed amounts at int64's maximum
 _MAX_INT32 = 2**31 - 1  # exponents past int32 are refused by the kubelet's parser
-_MAX_EXPONENT = 10_000  # beyond this we refuse rather than build a gigantic exact number
+# Digits of the integer part, and of the mantissa, past which we refuse rather than build a
+# number too large to print (core/limits.py).
+_MAX_DIGITS = limits.MAX_QUANTITY_DIGITS
 # Go's unicode.IsSpace for the characters JSON decoding trims around a quantity.
 _GO_SPACE = (
     "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
@@ -86,8 +89,12 @@ def _from_match(match: re.Match[str], raw: object, field: str) -> Fraction:
         msg = f"{field}: {raw!r} is not a quantity; write e.g. '2', '1500m', '2.5' or '1Gi'"
         raise WorkloadError(msg)
     digits = (whole + frac).lstrip("0")
-    if not binary and digits and len(whole.lstrip("0")) + exponent > _MAX_EXPONENT:
-        msg = f"{field}: {raw!r} is too large to be a resource quantity"
+    if digits and (
+        len(digits) > _MAX_DIGITS
+        or len(whole.lstrip("0")) + (exponent if not binary else exponent * 3 // 10) > _MAX_DIGITS
+    ):
+        shown = raw if len(str(raw)) <= 40 else f"{str(raw)[:40]}..."
+        msg = f"{field}: {shown!r} is too large to be a resource quantity"
         raise WorkloadError(msg)
     sign = -1 if match["sign"] == "-" else 1
     if not digits:

@@ -136,7 +136,7 @@ def admits(snapshot: NodeSnapshot, pod: Pod, *, assumed: Sequence[Pod] = ()) -> 
     for entry in verdict.event.get("containers", {}).values():
         if entry.get("exclusive"):
             exclusive = exclusive | CPUSet.parse(entry["cpus"])
-    free = CPUSet.parse(answer.report["final"]["default_cpuset"]) - reserved
+    free = CPUSet.parse(answer.report["final"]["defaultCpuSet"]) - reserved
     return Verdict(True, score=score(topology, free, exclusive))
 
 

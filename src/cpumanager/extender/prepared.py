@@ -125,6 +125,12 @@ def _held(restored: RestoredState) -> frozenset[PodUID]:
     return frozenset(uids)
 
 
+# The admission table's bounds: machines of at most this many NUMA nodes, probes of at most
+# this many CPUs (larger pods go to the exact check); a push probes at most TABLE_COUNTS pods.
+TABLE_NUMA_LIMIT = 8
+TABLE_COUNTS = 64
+
+
 def admission_table(
     base: Restored, allocatable: Allocatable, summary: NodeSummary, reserved: CPUSet
 ) -> AdmissionTable:
@@ -133,12 +139,14 @@ def admission_table(
     if base.kubelet.memory_manager_policy == "Static":
         return NO_TABLE  # memory hints would read the pod's memory too
     topology = base.topology
+    if len(topology.numa_nodes) > TABLE_NUMA_LIMIT:
+        return NO_TABLE  # each probe merges over every NUMA node: such pushes stay cheap
     shared = score(topology, base.node.cpu_state.default_cpuset - reserved, CPUSet())
     scores: list[int] = []
     group = summary.smt_group
     one_node = max(summary.numa_free, default=0) if summary.numa_free is not None else None
     # beyond the free exclusive CPUs rule 2 refuses, beyond the CPU headroom rule 1 does
-    top = min(summary.exclusive_free or 0, summary.free.get("cpu", 0) // 1000)
+    top = min(summary.exclusive_free or 0, summary.free.get("cpu", 0) // 1000, TABLE_COUNTS)
     for count in range(1, top + 1):
         if (group and count % group) or (one_node is not None and count > one_node):
             scores.append(-1)  # the summary's rules refuse such pods before the table is read

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from cpumanager.core import limits
 from cpumanager.core.workload import Pod
 from cpumanager.errors import InputError
 from cpumanager.formats.manifest import pod_from_manifest
@@ -31,8 +32,8 @@ __all__ = [
 ]
 
 MAX_SCORE = 10  # extenderv1.MaxExtenderPriority
-MAX_BODY_BYTES = 64 * 1024 * 1024  # a NodeList of thousands of nodes fits; more is refused
-MAX_NODES = 100_000
+MAX_BODY_BYTES = limits.MAX_FILTER_BODY_BYTES
+MAX_NODES = limits.MAX_NODE_NAMES
 
 
 class ProtocolError(InputError):
@@ -78,6 +79,9 @@ def parse_args(raw: bytes) -> ExtenderArgs:
     if not isinstance(body, dict):
         msg = "the body must be a JSON object with Pod and Nodes or NodeNames"
         raise _fail(msg)
+    if limits.depth_of(body) > limits.MAX_DEPTH:
+        msg = f"nested deeper than {limits.MAX_DEPTH} levels"
+        raise _fail(msg)
     raw_pod = _get(body, "Pod")
     if not isinstance(raw_pod, dict):
         msg = "Pod is missing or not an object"
@@ -121,6 +125,11 @@ def parse_args(raw: bytes) -> ExtenderArgs:
     if len(names) > MAX_NODES:
         msg = f"{len(names)} nodes is over the {MAX_NODES}-node limit"
         raise _fail(msg)
+    for name in names:
+        if not limits.is_node_name(name):
+            shown = ascii(name[:80])
+            msg = f"{shown} is not a Kubernetes node name (DNS-1123 subdomain, at most 253)"
+            raise _fail(msg)
     return ExtenderArgs(pod, pod_spec, tuple(names), items)
 
 

@@ -3,9 +3,16 @@
 Routes: ``POST /filter`` and ``POST /prioritize`` (ExtenderArgs in, ExtenderFilterResult /
 HostPriorityList out), ``POST /v1/nodes/{name}/snapshot`` (an agent's push, bearer token),
 ``POST /v1/nodes/{name}/heartbeat`` (``{"digest": ...}``: unchanged since the last push),
-``GET /metrics`` and ``GET /healthz``. Bodies are bounded; a malformed one is a 400 with a
-one-line reason. Filter takes the store's lock for its checks and assumptions together, so
-concurrent filters cannot hand the same CPUs out twice.
+``GET /metrics`` and ``GET /healthz``. A malformed request is a 400 with a one-line reason.
+
+**The event loop never computes.** A handler on the loop reads its body (bounded in size and
+time: :class:`Bodies`) and hands everything else to a thread (:class:`Offload`): decoding,
+restoring, judging, even taking the store's lock. Each kind of work has its own lane (a
+thread limiter) and a deadline; past the deadline the caller gets a 503 and the work, which a
+thread cannot be stopped in, finishes unseen. So a push being restored never delays
+``/healthz``, heartbeats or another node's ``/filter``. Filter takes the store's lock for its
+checks and assumptions together, so concurrent filters cannot hand the same CPUs out twice.
+Every cap is in ``core/limits.py`` (docs/limits.md).
 """
 
 from __future__ import annotations
@@ -18,36 +25,41 @@ from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
+from functools import partial
 
-from prometheus_client import CollectorRegistry, Gauge, Histogram, generate_latest
-from prometheus_client import Counter as PromCounter
+from prometheus_client import generate_latest
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from cpumanager.core import limits
 from cpumanager.core.gocompat import one_line
 from cpumanager.core.workload import Pod
 from cpumanager.errors import CpuManagerError, InputError
 from cpumanager.extender.fanout import Fanout, FanoutSettings, Job
+from cpumanager.extender.guards import Bodies, BodyTimeout, BodyTooLarge, Busy, Offload
 from cpumanager.extender.judge import Verdict, judge, known_verdict, not_restorable, ruled_out
+from cpumanager.extender.meters import Meters
 from cpumanager.extender.prepared import PreparedNode
 from cpumanager.extender.protocol import (
-    MAX_BODY_BYTES,
     ExtenderArgs,
     filter_result,
     parse_args,
     priority_list,
 )
-from cpumanager.extender.store import NodeEntry, NodeStore, pod_shape, snapshot_digest
+from cpumanager.extender.store import (
+    NodeEntry,
+    NodeStore,
+    StoreFull,
+    pod_shape,
+    snapshot_digest,
+)
 from cpumanager.extender.summary import RuleOut, pod_facts, rule_out
 from cpumanager.nodeanswers.whatif import pod_sentence
 from cpumanager.nodeview.snapshot import snapshot_from_json
 
 __all__ = ["ExtenderConfig", "create_app"]
-
-SNAPSHOT_LIMIT = 32 * 1024 * 1024
-_LATENCY_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,57 +79,14 @@ class ExtenderConfig:
     stale_policy: str = "fail"
     assume_ttl: float = 30.0
     assume: str = "best"
-    max_body: int = MAX_BODY_BYTES
+    max_body: int = limits.MAX_FILTER_BODY_BYTES
     workers: int | None = None  # processes for exact checks; None: usable CPUs, at most 4
     fanout_threshold: int = 64  # fewer pending exact checks than this run in-process
-
-
-class _Metrics:
-    def __init__(self) -> None:
-        self.registry = CollectorRegistry()
-        reg = self.registry
-        self.requests = PromCounter(
-            "cpumanager_extender_requests",
-            "Requests by route and status code.",
-            ["route", "code"],
-            registry=reg,
-        )
-        self.latency = Histogram(
-            "cpumanager_extender_request_duration_seconds",
-            "Request latency by route.",
-            ["route"],
-            buckets=_LATENCY_BUCKETS,
-            registry=reg,
-        )
-        self.outcomes = PromCounter(
-            "cpumanager_extender_filter_outcomes",
-            "Per-node filter outcomes by result and reason.",
-            ["result", "reason"],
-            registry=reg,
-        )
-        self.age = Gauge(
-            "cpumanager_extender_snapshot_age_seconds",
-            "Seconds since each node's last push or heartbeat.",
-            ["node"],
-            registry=reg,
-        )
-        self.assumed = Gauge(
-            "cpumanager_extender_assumed_pods", "Pods approved but not yet reported.", registry=reg
-        )
-        self.checks = PromCounter(
-            "cpumanager_extender_exact_checks",
-            "Exact admission checks by where they ran (forked child or the server process).",
-            ["where"],
-            registry=reg,
-        )
-        self.child_failures = PromCounter(
-            "cpumanager_extender_fanout_child_failures",
-            "Forked children whose share of exact checks the server recomputed.",
-            registry=reg,
-        )
-        self.pushes = PromCounter(
-            "cpumanager_extender_pushes", "Snapshot pushes by outcome.", ["outcome"], registry=reg
-        )
+    max_nodes: int = limits.MAX_EXTENDER_NODES  # nodes held; docs/limits.md for eviction
+    body_timeout: float = 10.0  # seconds to receive a whole request body
+    answer_timeout: float = 4.0  # seconds a filter or prioritize may take (the scheduler's is 5)
+    push_timeout: float = 60.0  # seconds a push may wait and restore before a 503
+    max_buffered: int = limits.MAX_BUFFERED_BODY_BYTES  # bodies held at once, all requests
 
 
 @contextmanager
@@ -144,23 +113,6 @@ def _bad(message: str, status: int = 400) -> PlainTextResponse:
     return PlainTextResponse(one_line(message) + "\n", status_code=status)
 
 
-async def _body(request: Request, limit: int) -> bytes:
-    """The request body, refused past ``limit`` bytes without reading it all."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        msg = f"body of {declared} bytes is over the {limit}-byte limit"
-        raise InputError(msg)
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            msg = f"body is over the {limit}-byte limit"
-            raise InputError(msg)
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def _check(node: PreparedNode, pod: Pod, assumed: tuple[Pod, ...]) -> Verdict:
     """One exact check, as a fan-out job runs it (here or in a worker)."""
     return judge(node, pod, assumed=assumed)
@@ -176,10 +128,16 @@ def create_app(
     spread over processes by ``fanout`` (by default from the configuration's ``workers``
     and ``fanout_threshold``)."""
     nodes = store if store is not None else NodeStore()
+    nodes.max_nodes, nodes.evict_after = config.max_nodes, config.stale_after
     if fanout is None:
         fanout = FanoutSettings(workers=config.workers, threshold=config.fanout_threshold)
     spread = Fanout(_check, Verdict, fanout)
-    metrics = _Metrics()
+    metrics = Meters()
+    bodies = Bodies(config.max_buffered, config.body_timeout)
+    # Lanes: filters and prioritizes serialise on the store's lock anyway; restores run
+    # one at a time so a burst of pushes cannot starve the verbs of the interpreter;
+    # small work (heartbeats, the metrics page) never waits behind either.
+    offload = Offload(verb=2, push=1, small=4)
 
     def timed(
         route: str, handler: Callable[[Request], Awaitable[Response]]
@@ -189,7 +147,15 @@ def create_app(
             try:
                 response = await handler(request)
             except InputError as exc:
-                response = _bad(str(exc))
+                response = _bad(str(exc), 413 if isinstance(exc, BodyTooLarge) else 400)
+            except BodyTimeout as exc:
+                response = _bad(str(exc), 408)
+            except Busy as exc:
+                response = _bad(str(exc), 503)
+            except ClientDisconnect:
+                response = Response(status_code=499)  # nobody to send it to: counted only
+            finally:
+                bodies.release(request)
             metrics.latency.labels(route).observe(time.perf_counter() - start)
             metrics.requests.labels(route, str(response.status_code)).inc()
             return response
@@ -287,7 +253,10 @@ def create_app(
         return {name: shared[state] for name, state in local}
 
     async def filter_verb(request: Request) -> Response:
-        raw = await _body(request, config.max_body)
+        raw = await bodies.read(request, config.max_body)
+        return await offload.run("verb", config.answer_timeout, partial(filter_raw, raw))
+
+    def filter_raw(raw: bytes) -> Response:
         with gc_paused():
             return filter_answer(parse_args(raw))
 
@@ -326,7 +295,10 @@ def create_app(
         return JSONResponse(filter_result(args, passed, failed, unresolvable))
 
     async def prioritize_verb(request: Request) -> Response:
-        raw = await _body(request, config.max_body)
+        raw = await bodies.read(request, config.max_body)
+        return await offload.run("verb", config.answer_timeout, partial(prioritize_raw, raw))
+
+    def prioritize_raw(raw: bytes) -> Response:
         with gc_paused():
             args = parse_args(raw)
             with nodes.lock:
@@ -335,27 +307,49 @@ def create_app(
             return JSONResponse(priority_list(scores))
 
     def authorised(request: Request) -> bool:
+        """``Authorization: Bearer <token>``, the scheme in any case (RFC 9110)."""
         if config.token is None:
             return False
         given = request.headers.get("authorization", "").encode("latin-1", "replace")
-        return hmac.compare_digest(given, b"Bearer " + config.token)
+        scheme, _, credentials = given.partition(b" ")
+        good = hmac.compare_digest(credentials.strip(), config.token)
+        return scheme.lower() == b"bearer" and good
+
+    def node_name(request: Request) -> str:
+        return limits.check_node_name(request.path_params["name"], "the node name in the path")
 
     async def push(request: Request) -> Response:
         if not authorised(request):
             metrics.pushes.labels("unauthorised").inc()
             return _bad("unauthorised: send Authorization: Bearer <the shared token>", 401)
-        name = request.path_params["name"]
-        raw = await _body(request, SNAPSHOT_LIMIT)
+        try:
+            name = node_name(request)
+        except InputError:
+            metrics.pushes.labels("invalid").inc()
+            raise
+        raw = await bodies.read(request, limits.MAX_PUSH_BYTES)
+        return await offload.run("push", config.push_timeout, partial(store_push, name, raw))
+
+    def store_push(name: str, raw: bytes) -> Response:
+        """Decode, check and restore one pushed snapshot (in a thread)."""
         try:
             document = json.loads(raw)
         except (ValueError, RecursionError):
             metrics.pushes.labels("invalid").inc()
             return _bad("the snapshot is not JSON; send 'cpumanager node snapshot' output")
-        snapshot = snapshot_from_json(raw)
+        try:
+            snapshot = snapshot_from_json(raw)
+        except InputError:
+            metrics.pushes.labels("invalid").inc()
+            raise
         if snapshot.node_name != name:
             metrics.pushes.labels("invalid").inc()
             return _bad(f"the snapshot is of node {snapshot.node_name!r}, not {name!r}")
-        changed = nodes.put(snapshot, snapshot_digest(document))
+        try:
+            changed = nodes.put(snapshot, snapshot_digest(document))
+        except StoreFull as exc:
+            metrics.pushes.labels("refused-full").inc()
+            return _bad(str(exc), 507)
         metrics.pushes.labels("changed" if changed else "unchanged").inc()
         metrics.assumed.set(nodes.assumed_count())
         return JSONResponse({"node": name, "changed": changed})
@@ -364,22 +358,32 @@ def create_app(
         if not authorised(request):
             metrics.pushes.labels("unauthorised").inc()
             return _bad("unauthorised: send Authorization: Bearer <the shared token>", 401)
-        raw = await _body(request, 4096)
+        name = node_name(request)
+        raw = await bodies.read(request, limits.MAX_HEARTBEAT_BYTES)
         try:
-            digest = json.loads(raw).get("digest")
-        except (ValueError, AttributeError):
-            digest = None
+            body = json.loads(raw)
+        except (ValueError, RecursionError):
+            body = None
+        digest = body.get("digest") if isinstance(body, dict) else None
         if not isinstance(digest, str):
             return _bad('a heartbeat body is {"digest": "<sha256 of the last pushed snapshot>"}')
-        if not nodes.heartbeat(request.path_params["name"], digest):
+        held = await offload.run(
+            "small", config.answer_timeout, partial(nodes.heartbeat, name, digest)
+        )
+        if not held:
             metrics.pushes.labels("heartbeat-unknown").inc()
             return _bad("no snapshot with this digest is held: push the snapshot", 409)
         metrics.pushes.labels("heartbeat").inc()
-        return JSONResponse({"node": request.path_params["name"], "changed": False})
+        return JSONResponse({"node": name, "changed": False})
 
     async def metrics_page(request: Request) -> Response:
+        return await offload.run("small", config.answer_timeout, render_metrics)
+
+    def render_metrics() -> Response:
+        # One series per held node: bounded by max_nodes, and every name is a node name.
+        ages = nodes.ages()
         metrics.age.clear()
-        for name, age in nodes.ages().items():
+        for name, age in ages.items():
             metrics.age.labels(name).set(age)
         metrics.assumed.set(nodes.assumed_count())
         return Response(generate_latest(metrics.registry), media_type="text/plain; version=0.0.4")

@@ -10,6 +10,11 @@ values, the node's admission key and its rule-out summary. Verdicts are cached p
 admission, and a replica set's pods (one shape) cost one admission per state and change.
 A verdict on a node where the pod, or a pod assumed there, already has state is cached for
 that node and snapshot only.
+
+The store holds at most ``max_nodes`` nodes. A push of a node it does not hold, when full,
+evicts the node heard from longest ago if that node is stale (no push or heartbeat for
+``evict_after`` seconds), and is refused with :class:`StoreFull` otherwise: a flood of made-up
+names cannot push out live nodes, and a node that left the cluster makes room once stale.
 """
 
 from __future__ import annotations
@@ -22,15 +27,16 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from cpumanager.core import limits
 from cpumanager.core.ids import PodUID
 from cpumanager.core.workload import Pod
-from cpumanager.errors import CpuManagerError
+from cpumanager.errors import CpuManagerError, InputError
 from cpumanager.extender.judge import Verdict
 from cpumanager.extender.prepared import PreparedNode, try_prepare
 from cpumanager.nodeview.digest import snapshot_digest
 from cpumanager.nodeview.snapshot import NodeSnapshot
 
-__all__ = ["NodeEntry", "NodeStore", "pod_shape", "snapshot_digest"]
+__all__ = ["NodeEntry", "NodeStore", "StoreFull", "pod_shape", "snapshot_digest"]
 
 _CACHE_LIMIT = 200_000
 
@@ -39,6 +45,10 @@ def pod_shape(spec: Mapping[str, Any]) -> str:
     """A key for what admission reads of a pod: its spec without node and scheduling noise."""
     kept = {k: v for k, v in spec.items() if k not in ("nodeName", "schedulerName")}
     return hashlib.sha256(json.dumps(kept, sort_keys=True, default=str).encode()).hexdigest()
+
+
+class StoreFull(InputError):  # noqa: N818 - answered 507
+    """The store holds ``max_nodes`` live nodes and none is stale enough to evict."""
 
 
 @dataclass(slots=True)
@@ -59,8 +69,16 @@ class NodeEntry:
 class NodeStore:
     """Snapshots by node name; ``lock`` serialises a filter's checks with its assumptions."""
 
-    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        max_nodes: int = limits.MAX_EXTENDER_NODES,
+        evict_after: float = 60.0,
+    ) -> None:
         self.clock = clock
+        self.max_nodes = max_nodes
+        self.evict_after = evict_after
         self.lock = threading.RLock()
         self._nodes: dict[str, NodeEntry] = {}
         self._where: dict[PodUID, set[str]] = {}  # nodes each assumed pod is held on
@@ -84,6 +102,8 @@ class NodeStore:
             if old is not None and old.digest == digest:
                 old.received = now
                 return False
+            if old is None and len(self._nodes) >= self.max_nodes:
+                self._evict(snapshot.node_name, now)
             self._generation += 1
             assumed = {} if old is None else old.assumed
             entry = NodeEntry(snapshot, digest, now, self._generation, reported, prepared, assumed)
@@ -91,6 +111,27 @@ class NodeStore:
             for uid in reported & self._where.keys():
                 self.forget(uid)
             return True
+
+    def _evict(self, name: str, now: float) -> None:
+        """Make room for ``name`` (module docstring); StoreFull when no node is stale."""
+        oldest = min(self._nodes, key=lambda n: self._nodes[n].received)
+        if now - self._nodes[oldest].received < self.evict_after:
+            msg = (
+                f"the extender holds {len(self._nodes):,} nodes (--max-nodes) and none is "
+                f"stale; node {name} is not taken"
+            )
+            raise StoreFull(msg)
+        entry = self._nodes.pop(oldest)
+        for uid in list(entry.assumed):
+            names = self._where.get(uid)
+            if names is not None:
+                names.discard(oldest)
+                if not names:
+                    del self._where[uid]
+
+    def __len__(self) -> int:
+        with self.lock:
+            return len(self._nodes)
 
     def heartbeat(self, name: str, digest: str) -> bool:
         """Refresh a node whose agent saw no change; False when we hold another state."""

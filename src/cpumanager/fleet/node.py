@@ -63,7 +63,7 @@ def answer_snapshot(snapshot: NodeSnapshot, pod: Pod, limit: int) -> NodeAnswer:
                 if not verdict.admitted:
                     verdicts.append(CopyVerdict(False, verdict.reason, verdict.message))
                     break
-                shared = CPUSet.parse(str(verdict.event.get("default_cpuset") or ""))
+                shared = CPUSet.parse(str(verdict.event.get("defaultCpuSet") or ""))
                 free = len(shared) if len(shared) else total
                 containers = verdict.event.get("containers") or {}
                 if not any(c.get("exclusive") for c in containers.values()):

@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
+from cpumanager.core import limits
 from cpumanager.core.cpuset import MAX_CPU_ID, CPUSet
 from cpumanager.core.topology import CPUInfo, CPUTopology, NUMANodeInfo
 from cpumanager.errors import InvalidCPUSetError, MachineError
@@ -99,6 +100,9 @@ def _cpu_records(raw: object) -> list[CPUInfo]:
     if not isinstance(raw, Sequence) or isinstance(raw, str | bytes):
         msg = "machine 'cpus' must be a list of {cpu, socket, numa, core, l3} records"
         raise MachineError(msg)
+    if len(raw) > limits.MAX_CPUS:
+        msg = f"machine 'cpus' lists {len(raw):,} CPUs, over the limit of {limits.MAX_CPUS:,}"
+        raise MachineError(msg)
     records = []
     seen: set[int] = set()
     for index, item in enumerate(raw):
@@ -123,6 +127,11 @@ def _distances(raw: object) -> dict[int, dict[int, int]]:
         return {}
     if not isinstance(raw, Mapping):
         msg = "machine 'distances' must map node id -> {node id: distance}"
+        raise MachineError(msg)
+    if len(raw) > limits.MAX_NUMA_NODES:
+        msg = (
+            f"machine 'distances' has {len(raw):,} rows, over {limits.MAX_NUMA_NODES:,} NUMA nodes"
+        )
         raise MachineError(msg)
     table: dict[int, dict[int, int]] = {}
     for src, row in raw.items():
@@ -150,6 +159,10 @@ def _nodes(
     by_node: dict[int, int] = {}
     for rec in cpus:
         by_node[rec.numa] = by_node.get(rec.numa, 0) | (1 << rec.cpu)
+    count = max(len(raw), len(by_node))
+    if count > limits.MAX_NUMA_NODES:
+        msg = f"the machine has {count:,} NUMA nodes, over the limit of {limits.MAX_NUMA_NODES:,}"
+        raise MachineError(msg)
     seen: dict[int, NUMANodeInfo] = {}
     for index, item in enumerate(raw):
         if not isinstance(item, Mapping) or "id" not in item:

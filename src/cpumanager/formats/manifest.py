@@ -38,6 +38,7 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import NoReturn
 
+from cpumanager.core import limits
 from cpumanager.core.ids import ContainerName, PodUID, pod_uid_problem
 from cpumanager.core.quantity import parse_quantity
 from cpumanager.core.workload import (
@@ -214,6 +215,10 @@ def _containers(
         _fail(path, f"expected a list of containers, got {_kind_of(raw)}")
     if required and not raw:
         _fail(path, "a Pod needs at least one container")
+    if len(raw) > limits.MAX_CONTAINERS_PER_POD:
+        _fail(
+            path, f"{len(raw):,} containers is over the limit of {limits.MAX_CONTAINERS_PER_POD:,}"
+        )
     init = key == "initContainers"
     return [
         (f"{path}[{i}]", _container(item, f"{path}[{i}]", init=init)) for i, item in enumerate(raw)

@@ -8,7 +8,7 @@ restored node (each trial undone by removing the pod, as stale-state removal wou
 
 * ``packed``: the largest one-container pod the node's own policies admit (managers'
   admit handler, then the resource-fit predicate);
-* ``single_numa``: the largest such pod whose CPUs all land on one NUMA node.
+* ``singleNuma``: the largest such pod whose CPUs all land on one NUMA node.
 
 Admission is monotone in the CPU count here (a pod of N CPUs that fits means N-1 fits,
 and under ``full-pcpus-only`` the same holds per whole core), so a binary search finds
@@ -66,9 +66,9 @@ def _largest(low: int, high: int, fits: Callable[[int], bool]) -> int:
 
 
 def largest_pods(restored: Restored, allocatable: Allocatable) -> dict[str, int]:
-    """``{"packed": N, "single_numa": M}``: the largest Guaranteed pods still admitted."""
+    """``{"packed": N, "singleNuma": M}``: the largest Guaranteed pods still admitted."""
     if restored.kubelet.cpu_manager_policy != "static":
-        return {"packed": 0, "single_numa": 0}
+        return {"packed": 0, "singleNuma": 0}
     topology = restored.topology
     options = StaticPolicyOptions.parse(
         restored.kubelet.cpu_manager_policy_options, alpha_enabled=True, beta_enabled=True
@@ -87,7 +87,7 @@ def largest_pods(restored: Restored, allocatable: Allocatable) -> dict[str, int]
     best_packed = _largest(1, top, packed)
     per_node = max((len(topology.cpus_in_numa_nodes([n])) for n in topology.numa_ids()), default=0)
     best_single = _largest(1, min(best_packed, per_node // step), single)
-    return {"packed": best_packed * step, "single_numa": best_single * step}
+    return {"packed": best_packed * step, "singleNuma": best_single * step}
 
 
 def _holders(restored: Restored, names: dict[str, str]) -> list[tuple[CPUSet, str]]:

@@ -206,10 +206,10 @@ def _event(
         "uid": str(pod.uid),
         "admitted": verdict.admitted,
         "error": (
-            None if verdict.admitted else {"reason": verdict.reason, "message": verdict.message}
+            None if verdict.admitted else {"type": verdict.reason, "message": verdict.message}
         ),
         "containers": _containers(restored, pod),
-        "default_cpuset": str(restored.node.snapshot().cpu.default_cpuset),
+        "defaultCpuSet": str(restored.node.snapshot().cpu.default_cpuset),
         "notes": list(verdict.why),
         "explain": result_entries,
     }
@@ -252,7 +252,7 @@ def _resize_one(
     event["uid"] = str(pod.uid)
     if verdict.outcome != "applied":
         why.append(f"The {asked} is not applied: {verdict.message}.")
-        event.update(admitted=False, error={"reason": verdict.reason, "message": verdict.message})
+        event.update(admitted=False, error={"type": verdict.reason, "message": verdict.message})
         event["notes"] = list(why)
         return PodVerdict(pod, False, verdict.reason, verdict.message, why, event)
     old = {str(c.name): c for c in pod.containers}[request.container]
@@ -293,7 +293,7 @@ def what_if(
             "event": "start",
             "admitted": True,
             "error": None,
-            "default_cpuset": str(state.cpu.default_cpuset),
+            "defaultCpuSet": str(state.cpu.default_cpuset),
             "notes": list(restored.notes),
         }
     ]
@@ -313,7 +313,7 @@ def what_if(
         "scenario": f"node {snapshot.node_name}",
         "events": events,
         "final": {
-            "default_cpuset": str(final.default_cpuset),
+            "defaultCpuSet": str(final.default_cpuset),
             "entries": {
                 str(uid): {str(name): str(cpus) for name, cpus in containers.items()}
                 for uid, containers in final.assignments.items()

@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import NoReturn
 
+from cpumanager.core import limits
 from cpumanager.core.ids import ContainerID, ContainerName, PodUID
 from cpumanager.core.workload import Pod
 from cpumanager.errors import WorkloadError
@@ -48,7 +49,7 @@ KEPT_ANNOTATIONS = (
     "kubernetes.io/config.source",
 )
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
-MAX_PODS = 10_000  # far above any kubelet's --max-pods; bounds work on hostile input
+MAX_PODS = limits.MAX_PODS  # far above any kubelet's --max-pods; bounds work on hostile input
 _LIST_KINDS = ("List", "PodList")
 _STATE_KINDS = ("running", "terminated", "waiting")
 _TERMINAL_PHASES = ("Succeeded", "Failed")
@@ -131,6 +132,9 @@ def _containers(spec: Mapping[str, object], key: str, path: str) -> list[dict[st
         return []
     if not isinstance(raw, list):
         _fail(f"{path}.{key}", "expected a list")
+    if len(raw) > limits.MAX_CONTAINERS_PER_POD:
+        cap = limits.MAX_CONTAINERS_PER_POD
+        _fail(f"{path}.{key}", f"{len(raw):,} containers is over the limit of {cap:,}")
     return [
         _container(item, f"{path}.{key}[{i}]", init=key == "initContainers")
         for i, item in enumerate(raw)
@@ -257,29 +261,37 @@ def _spec(manifest: Mapping[str, object]) -> Mapping[str, object]:
 def node_pods_from_reduced(reduced: Sequence[Mapping[str, object]]) -> tuple[NodePod, ...]:
     """Parse reduced manifests (as stored in a snapshot) into NodePods; WorkloadError names
     the pod and field at fault."""
+    if len(reduced) > MAX_PODS:
+        _fail("", f"{len(reduced):,} pods is over the limit of {MAX_PODS:,}")
     try:
         pods = pods_from_documents([{"kind": "List", "items": list(reduced)}])
     except WorkloadError as err:
         msg = f"pod list: {err.message}"
         raise WorkloadError(msg) from err
     result = []
-    for manifest, pod in zip(reduced, pods, strict=True):
-        status = manifest.get("status")
-        status = status if isinstance(status, Mapping) else {}
+    for index, (manifest, pod) in enumerate(zip(reduced, pods, strict=True)):
+        where = f"items[{index}].status"
+        status = _map(manifest.get("status"), where)
         statuses: list[ContainerStatus] = []
         for key in ("initContainerStatuses", "containerStatuses"):
-            for item in status.get(key) or []:
-                assert isinstance(item, Mapping)
+            items = status.get(key)
+            if items is None:
+                continue
+            if not isinstance(items, list):
+                _fail(f"{where}.{key}", "expected a list of container statuses")
+            for i, raw in enumerate(items):
+                path = f"{where}.{key}[{i}]"
+                item = _map(raw, path)
                 statuses.append(
                     ContainerStatus(
-                        name=ContainerName(str(item.get("name", ""))),
-                        container_id=_runtime_id(str(item.get("containerID", ""))),
-                        last_container_id=_runtime_id(str(item.get("lastContainerID", ""))),
-                        state=str(item.get("state", "")),
+                        name=ContainerName(_text(item, "name", path)),
+                        container_id=_runtime_id(_text(item, "containerID", path)),
+                        last_container_id=_runtime_id(_text(item, "lastContainerID", path)),
+                        state=_text(item, "state", path),
                     )
                 )
-        phase = status.get("phase", "")
-        result.append(NodePod(manifest, pod, str(phase), tuple(statuses)))
+        phase = _text(status, "phase", where)
+        result.append(NodePod(manifest, pod, phase, tuple(statuses)))
     return tuple(result)
 
 

@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from cpumanager.core import limits
 from cpumanager.core.ids import ContainerID, ContainerName, PodUID
 from cpumanager.core.topology import CPUTopology
 from cpumanager.core.workload import Pod
@@ -349,6 +350,12 @@ def snapshot_from_json(data: bytes, *, source: str = "snapshot") -> NodeSnapshot
     except RecursionError as err:
         msg = f"{source}: JSON nested too deeply; give a file written by 'cpumanager node snapshot'"
         raise SnapshotError(msg) from err
+    if limits.depth_of(tree) > limits.MAX_DEPTH:
+        msg = (
+            f"{source}: JSON nested deeper than {limits.MAX_DEPTH} levels; give a file "
+            "written by 'cpumanager node snapshot'"
+        )
+        raise SnapshotError(msg)
     if not isinstance(tree, dict) or tree.get("schema") != SCHEMA:
         msg = (
             f'{source}: not a node snapshot (no "schema": {SCHEMA!r}); take one with '

@@ -76,7 +76,11 @@ def _checkpoint_findings(
         if data is None:
             continue
         plan = compat.plan(data, release, gate=gate)
-        fmt = compat.FORMAT_NAMES.get(compat.identify(data), "an unknown format")
+        entry = snapshot.checkpoints.get(kind)
+        problem = entry.problem if entry is not None else ""
+        fmt = compat.FORMAT_NAMES.get(compat.identify(data)) or (
+            f"which does not verify: {problem}" if problem else "an unknown format"
+        )
         if plan.verdict == "as-is":
             text = f"{kind} ({fmt}): kubelet {name} reads it and keeps every assignment"
         elif plan.verdict == "convert":

@@ -52,7 +52,7 @@ class EventReport:
         out["error"] = self.error
         if self.containers or self.event == "admit":
             out["containers"] = self.containers
-        out["default_cpuset"] = self.default_cpuset
+        out["defaultCpuSet"] = self.default_cpuset
         if self.released:
             out["released"] = self.released
         if self.repairs:
@@ -82,7 +82,7 @@ class SimulationReport:
         return {
             "scenario": self.scenario,
             "events": [e.to_json(explain=explain) for e in self.events],
-            "final": {"default_cpuset": self.final_default, "entries": self.final_entries},
+            "final": {"defaultCpuSet": self.final_default, "entries": self.final_entries},
             "checkpoint": self.checkpoint,
             "metrics": self.metrics,
         }
@@ -139,5 +139,5 @@ def placement_entry(topology: CPUTopology, placed: Placement, cpus: CPUSet) -> d
     if placed.devices:
         entry["devices"] = {k: list(v) for k, v in placed.devices.items()}
     if placed.memory_numa:
-        entry["memory_numa"] = list(placed.memory_numa)
+        entry["memoryNuma"] = list(placed.memory_numa)
     return entry

@@ -18,10 +18,12 @@ import errno
 import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import psutil
 
 from cpumanager.adapters.runtimes._originals import OriginalsFile
+from cpumanager.adapters.sysfs.files import read_small_file
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.ids import ContainerID
 from cpumanager.errors import CpuManagerError, RuntimeApplyError
@@ -79,8 +81,7 @@ def _why(err: OSError) -> str:
 def is_kernel_thread(pid: int, *, proc: str = "/proc") -> bool:
     """Whether ``pid`` is a kernel thread (PF_KTHREAD in ``/proc/<pid>/stat``'s flags)."""
     try:
-        with open(f"{proc}/{pid}/stat", "rb") as handle:
-            text = handle.read(4096)
+        text = read_small_file(Path(f"{proc}/{pid}/stat"), 4096)
     except OSError:
         return False
     fields = text[text.rfind(b")") + 2 :].split()
@@ -101,8 +102,7 @@ def process_group_members(pgid: int, *, proc: str = "/proc") -> list[int]:
         if not name.isascii() or not name.isdigit():
             continue
         try:
-            with open(f"{proc}/{name}/stat", "rb") as handle:
-                text = handle.read(4096)
+            text = read_small_file(Path(f"{proc}/{name}/stat"), 4096)
         except OSError:
             continue
         fields = text[text.rfind(b")") + 2 :].split()

@@ -1,20 +1,27 @@
 """Files under a sysfs root, read defensively: what each file says, or a warning and None.
 
 Every reader here returns None for an absent file and turns an unreadable or malformed one
-into a warning, so discovery degrades to "unknown" instead of failing. Warnings about the
-same file of many CPUs (``cpuN/topology/core_id``) merge into one line naming the CPUs.
+into a warning, so discovery degrades to "unknown" instead of failing. Only regular files
+are read, opened without blocking, up to ``limits.MAX_SYSFS_FILE_BYTES`` (a FIFO, a device
+or a link to one is a warning: a copied tree may hold anything); a directory of more
+entries than a machine has CPUs is refused. Warnings about the same file of many CPUs
+(``cpuN/topology/core_id``) merge into one line naming the CPUs.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
+from cpumanager.core import limits
 from cpumanager.core.cpuset import MAX_CPU_ID, CPUSet
 from cpumanager.errors import InvalidCPUSetError, MachineError
 
-__all__ = ["CPU_DIR", "NODE_DIR", "SysfsFiles", "parse_hex_mask"]
+__all__ = ["CPU_DIR", "NODE_DIR", "SysfsFiles", "parse_hex_mask", "read_small_file"]
 
 CPU_DIR = re.compile(r"cpu(\d+)")
 NODE_DIR = re.compile(r"node(\d+)")
@@ -37,6 +44,25 @@ def parse_hex_mask(text: str) -> CPUSet:
     for word in words:
         bits = (bits << 32) | int(word.removeprefix("0x") or "0", 16)
     return CPUSet.from_bits(bits)
+
+
+def read_small_file(path: Path, max_bytes: int = limits.MAX_SYSFS_FILE_BYTES) -> bytes:
+    """A sysfs or /proc file's bytes: a regular file (a link is followed to one), opened
+    without blocking, at most ``max_bytes``; OSError otherwise (its strerror says why)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := os.read(fd, 1 << 16):
+            size += len(chunk)
+            if size > max_bytes:
+                raise OSError(errno.EFBIG, f"larger than {max_bytes} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 class SysfsFiles:
@@ -85,13 +111,13 @@ class SysfsFiles:
     def text(self, path: Path) -> str | None:
         """Stripped contents (NULs dropped), None when absent; unreadable = warning + None."""
         try:
-            raw = path.read_text(encoding="ascii", errors="replace")
+            raw = read_small_file(path)
         except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as err:
             self.file_warn(path, f"cannot be read ({err.strerror or err}); ignored it")
             return None
-        return raw.replace("\0", "").strip()
+        return raw.decode("ascii", errors="replace").replace("\0", "").strip()
 
     def integer(self, path: Path) -> int | None:
         text = self.text(path)
@@ -169,6 +195,12 @@ class SysfsFiles:
             match = pattern.fullmatch(entry.name)
             if match is None:
                 continue
+            if len(found) >= limits.MAX_CPUS:
+                msg = (
+                    f"{str(directory)!r} has more than {limits.MAX_CPUS:,} {pattern.pattern} "
+                    "entries, more than a machine may have; refused"
+                )
+                raise MachineError(msg)
             number = int(match.group(1))
             if number > MAX_CPU_ID:
                 self.warn(f"{self.rel(entry)} has an id above {MAX_CPU_ID}; left it out")

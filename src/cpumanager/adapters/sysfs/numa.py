@@ -15,8 +15,10 @@ from pathlib import Path
 from types import MappingProxyType
 
 from cpumanager.adapters.sysfs.files import CPU_DIR, NODE_DIR, SysfsFiles
+from cpumanager.core import limits
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.topology import NUMANodeInfo
+from cpumanager.errors import MachineError
 
 __all__ = ["read_memory", "read_numa"]
 
@@ -48,6 +50,12 @@ def read_numa(
     """CPU -> NUMA node, and the nodes with their memory and distances."""
     node_root = system / "node"
     dirs = files.listdir(node_root, NODE_DIR)
+    if len(dirs) > limits.MAX_NUMA_NODES:
+        msg = (
+            f"{str(node_root)!r} has {len(dirs):,} NUMA nodes, over the limit of "
+            f"{limits.MAX_NUMA_NODES:,}; refused"
+        )
+        raise MachineError(msg)
     if not dirs:
         memory = read_memory(files, files.root / "proc/meminfo")
         return dict.fromkeys(online, 0), [NUMANodeInfo(id=0, memory_bytes=memory)]

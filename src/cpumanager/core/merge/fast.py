@@ -205,20 +205,23 @@ class _Solver:
             for index in range(len(nodes) - 1, -1, -1):
                 suffix[index] = suffix[index + 1] | (1 << nodes[index])
 
-            def first(index: int, chosen: int, taken: int) -> int | None:
+            # Depth first, leaving a node out before taking it, on an explicit stack: the
+            # depth is the number of NUMA nodes, which the input chooses.
+            stack = [(0, 0, 0)]
+            while stack:
+                index, chosen, taken = stack.pop()
                 if taken == size:
                     stats.masks_tested += 1
-                    return chosen if accept(chosen) else None
+                    if accept(chosen):
+                        return chosen
+                    continue
                 if len(nodes) - index < size - taken:
-                    return None
+                    continue
                 if not viable(chosen, suffix[index], size):
-                    return None
-                found = first(index + 1, chosen, taken)
-                if found is not None:
-                    return found
-                return first(index + 1, chosen | (1 << nodes[index]), taken + 1)
-
-            return first(0, 0, 0)
+                    continue
+                stack.append((index + 1, chosen | (1 << nodes[index]), taken + 1))
+                stack.append((index + 1, chosen, taken))
+            return None
 
         def counted(bits: int) -> bool:
             stats.masks_tested += 1
