@@ -36,8 +36,9 @@ manager, the admit handler's verdict depends on the pod through its exclusive CP
 alone: the CPU manager is the only hint provider with an answer, and what it reads of the
 pod is that count (the fit predicate, which reads the amounts, is rule 1's). So the table
 keeps, per count ``n`` from 1 to the most no rule refuses (bounded: ``prepared.py``'s
-``TABLE_COUNTS``, on machines of at most ``TABLE_NUMA_LIMIT`` NUMA nodes), the exact check's verdict on a
-probe pod of that count (a score when admitted), and the score a shared-pool pod gets.
+``TABLE_COUNTS``, on machines of at most ``TABLE_NUMA_LIMIT`` NUMA nodes), the exact
+check's verdict on a probe pod of that count (a score when admitted), and the score a
+shared-pool pod gets.
 A pod of that shape that rule 1 lets through, with no assumed pods and no state of its own
 on the node, is answered from the table when the probe was admitted (the probe asks for
 less memory, so nothing it was refused for is lost); otherwise the exact check runs. A
