@@ -97,14 +97,9 @@ def parse_listen(text: str) -> tuple[str, int]:
 
 def read_token(path: Path) -> bytes:
     """The shared token: a small regular file, surrounding whitespace stripped."""
-    try:
-        if not path.is_file():
-            msg = f"token file {path} is not a regular file; write the token into a file"
-            raise InputError(msg)
-        raw = path.read_bytes()[: MAX_TOKEN_BYTES + 1]
-    except OSError as exc:
-        msg = f"cannot read token file {path}: {exc.strerror}; check the path and permissions"
-        raise InputError(msg) from None
+    from cpumanager.adapters._text import read_bounded_bytes
+
+    raw, _info = read_bounded_bytes(path, what="token file", max_bytes=MAX_TOKEN_BYTES + 1)
     token = raw.strip()
     if not token or len(raw) > MAX_TOKEN_BYTES or b"\n" in token:
         msg = f"token file {path} must hold one non-empty line under {MAX_TOKEN_BYTES} bytes"

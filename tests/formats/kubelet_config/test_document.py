@@ -8,8 +8,15 @@ from __future__ import annotations
 
 import pytest
 
+from cpumanager.adapters.kubelet_config_file import parse_yaml_keeping_duplicates
 from cpumanager.errors import KubeletConfigInvalidError
-from cpumanager.formats.kubelet_config.document import decode_file
+from cpumanager.formats.kubelet_config.document import LoadedDocument
+from cpumanager.formats.kubelet_config.document import decode_file as decode
+
+
+def decode_file(text: str, *, path: str) -> LoadedDocument:
+    return decode(text, path=path, parse_yaml=parse_yaml_keeping_duplicates)
+
 
 HEAD = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
 WRAP = (
