@@ -39,9 +39,9 @@ from typing import Any
 from bench_checkpoint import _encode_devices, _encode_memory, make_devices, make_memory, make_state
 from kubelet import FIGURES_PATH, call_us, load_note
 
-from cpumanager.checkpoint import codec
+from cpumanager.checkpoint.cpu import codec
+from cpumanager.checkpoint.cpu.restore import restore_state
 from cpumanager.checkpoint.kinds import decode_any
-from cpumanager.checkpoint.loader import restore_state
 from cpumanager.core.bitmask import NUMAMask
 from cpumanager.core.containermap import ContainerMap
 from cpumanager.core.cpuset import CPUSet
