@@ -43,7 +43,7 @@ from cpumanager.extender.auth import Authenticator, SharedToken, refused_push
 from cpumanager.extender.binding import Bindings, PodSource, parse_bind_args
 from cpumanager.extender.fanout import Fanout, FanoutSettings, Job
 from cpumanager.extender.guards import Bodies, BodyTimeout, BodyTooLarge, Busy, Offload
-from cpumanager.extender.judge import Verdict, judge, not_restorable, ruled_out
+from cpumanager.extender.judge import Verdict, judge, known_verdict, not_restorable, ruled_out
 from cpumanager.extender.meters import Meters
 from cpumanager.extender.prepared import PreparedNode
 from cpumanager.extender.protocol import (
@@ -249,6 +249,11 @@ def create_app(
                     verdict = refusals[refused] = ruled_out(refused)
                 shared[state] = verdict
                 continue
+            if state is prepared.key:  # no pod of its own, none assumed: the push-time table
+                known = known_verdict(prepared, facts)
+                if known is not None:
+                    shared[state] = known
+                    continue
             key = (*(state if isinstance(state, tuple) else (state, ())), shape)
             found = nodes.lookup(key)
             if found is not None:
