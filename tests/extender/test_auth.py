@@ -115,6 +115,22 @@ def test_expired_wrong_audience_unknown_and_unbound_tokens_are_refused() -> None
     assert not isinstance(UnauthorisedError("x"), ForbiddenError)
 
 
+def test_an_answer_that_does_not_name_the_audience_is_refused() -> None:
+    """An authenticator that ignores audiences answers without status.audiences: a token
+    issued for the API server itself must not pass as one for the extender."""
+    review = FakeTokenReview()
+    token = review.issue("node-a")
+
+    def unaware(token: str, audiences: tuple[str, ...]) -> dict[str, Any]:
+        answer = review(token, audiences)
+        answer.pop("audiences", None)
+        return answer
+
+    auth = NodeTokens(unaware, AGENTS, wall_clock=lambda: review.now)
+    with pytest.raises(UnauthorisedError, match="audience"):
+        auth.may_push(f"Bearer {token}", "node-a")
+
+
 def test_reviews_are_kept_until_the_token_expires() -> None:
     review = FakeTokenReview()
     auth = tokens(review)

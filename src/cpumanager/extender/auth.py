@@ -156,9 +156,11 @@ class NodeTokens:
             error = " ".join(str(status.get("error") or "invalid or expired token").split())
             msg = f"the API server did not authenticate the token ({error[:200]})"
             raise UnauthorisedError(msg)
+        # An audience-aware API server names the asked audience in status.audiences; an
+        # answer without it (an authenticator that ignores audiences) proves nothing.
         audiences = status.get("audiences")
-        if isinstance(audiences, list) and audiences and self._audience not in audiences:
-            msg = f"the token is not for audience {self._audience}"
+        if not isinstance(audiences, list) or self._audience not in audiences:
+            msg = f"the API server did not confirm the token is for audience {self._audience}"
             raise UnauthorisedError(msg)
         user = status.get("user")
         user = user if isinstance(user, dict) else {}
