@@ -42,7 +42,11 @@ def table(title: str, columns: list[str], rows: list[list[str]]) -> None:
 
 
 def lines(pairs: list[tuple[str, str]]) -> None:
-    """``key: value`` lines with the values aligned."""
+    """``key: value`` lines with the values aligned, wrapped at 80 columns."""
+    from cpumanager.cli.options import wrap_line
+
     width = max(len(key) for key, _ in pairs)
     for key, value in pairs:
-        click.echo(f"{key + ':':<{width + 1}} {value}")
+        head = f"{key + ':':<{width + 1}} "
+        for line in wrap_line(value, prefix=head, indent=" " * len(head)):
+            click.echo(line)
