@@ -45,7 +45,9 @@ def _rgb(hex_colour: str) -> tuple[int, int, int]:
 def _has(found: Counter[tuple[int, int, int]], hex_colour: str, *, pixels: int = 50) -> bool:
     """At least ``pixels`` pixels within 2 of the colour in each channel."""
     want = _rgb(hex_colour)
-    near = sum(n for c, n in found.items() if all(abs(a - b) <= 2 for a, b in zip(c, want, strict=True)))
+    near = sum(
+        n for c, n in found.items() if all(abs(a - b) <= 2 for a, b in zip(c, want, strict=True))
+    )
     return near >= pixels
 
 
