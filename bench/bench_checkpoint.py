@@ -35,9 +35,12 @@ from kubelet import call_us, figures, load_note
 
 from cpumanager.adapters.checkpoint_store import CheckpointStore
 from cpumanager.adapters.filestore import write_atomic
-from cpumanager.checkpoint import codec, device, fast, memory
+from cpumanager.checkpoint.cpu import codec
+from cpumanager.checkpoint.cpu import codec_fast as fast
+from cpumanager.checkpoint.cpu.restore import restore_state
+from cpumanager.checkpoint.device import codec as device
 from cpumanager.checkpoint.kinds import decode_any
-from cpumanager.checkpoint.loader import restore_state
+from cpumanager.checkpoint.memory import codec as memory
 from cpumanager.core.containermap import ContainerMap
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.ids import ContainerName, PodUID

@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from cpumanager.app import AgentConfig, build_run_session, run_pod_of_this_process
-from cpumanager.checkpoint.codec import decode
+from cpumanager.checkpoint.cpu.codec import decode
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.errors import CpuManagerError
 from cpumanager.presets import get_preset

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from tests.adapters.sysfs_tree import SysfsTree
 
-from cpumanager.checkpoint.codec import decode
+from cpumanager.checkpoint.cpu.codec import decode
 from cpumanager.core.cpuset import CPUSet
 
 ROOT = Path(__file__).resolve().parent.parent

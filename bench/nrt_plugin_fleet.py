@@ -10,7 +10,9 @@ NUMA nodes of 4 to 16 cores with two threads; the static or none CPU manager (re
 CPUs, sometimes ``full-pcpus-only``); the None or Static memory manager; the topology
 manager's single-numa-node policy mostly (container or pod scope), else restricted or
 best-effort; hugepages and NUMA-bound devices on some; random running pods admitted by
-the node (the checkpoints and PodResources answers they leave); one random candidate.
+the node (the checkpoints and PodResources answers they leave); one random candidate (one
+to two containers, a quarter with an init container of the same QoS kind, some of those
+restartable sidecars).
 
 A harness outside the repository runs the plugin's Filter and Score on each object (its
 default arguments: passthrough cache, LeastAllocated) and writes one JSON line per
@@ -433,27 +435,45 @@ def fixture_cases() -> Iterator[dict[str, Any]]:
     for name in ("kubeadm", "gpu", "memory-static", "offline-cpus"):
         snapshot = replace(fixture_snapshot(name), pod_resources=fixture_answers(NODES_DIR / name))
         if snapshot.pod_resources is not None:
-            snapshot = _with_kubelet_allocatable(snapshot)
+            snapshot = _with_kubelet_memory(snapshot)
         for index, pod in enumerate(fixture_pods(snapshot.node_name)):
             yield case(f"fixture/{name}/{index}", snapshot, pod, {"fixture": name})
 
 
-def _with_kubelet_allocatable(snapshot: NodeSnapshot) -> NodeSnapshot:
-    """The fixtures' answers list no allocatable memory blocks; the kubelet lists the Static
-    memory manager's (per NUMA node, per resource)."""
+def _with_kubelet_memory(snapshot: NodeSnapshot) -> NodeSnapshot:
+    """The fixtures' answers carry no memory blocks; the kubelet's list the Static memory
+    manager's: allocatable per NUMA node and resource, and each container's blocks."""
     answers = snapshot.pod_resources
     assert answers is not None
     assert answers.allocatable is not None
-    restored = restore_node(snapshot)
-    memory = restored.node.snapshot().memory
+    memory = restore_node(snapshot).node.snapshot().memory
+    if memory is None:
+        return snapshot
     blocks: list[MemoryBlock] = []
-    if memory is not None:
-        for numa, held in sorted(memory.nodes.items()):
-            blocks += [
-                MemoryBlock(name, t.allocatable, (numa,)) for name, t in sorted(held.tables.items())
-            ]
+    for numa, held in sorted(memory.nodes.items()):
+        blocks += [
+            MemoryBlock(name, t.allocatable, (numa,)) for name, t in sorted(held.tables.items())
+        ]
+    uids = {(p.pod.namespace, p.pod.name): p.pod.uid for p in snapshot.pods or ()}
+    listed = []
+    for pod in answers.pods or ():
+        uid = uids.get((pod.namespace, pod.name))
+        containers = []
+        for container in pod.containers:
+            held_blocks = next(
+                (b for k, b in memory.blocks.items()
+                 if k.pod_uid == uid and k.container_name == container.name),
+                (),
+            )  # fmt: skip
+            own = tuple(
+                MemoryBlock(b.resource, b.size, tuple(b.numa_affinity)) for b in held_blocks
+            )
+            containers.append(replace(container, memory=own))
+        listed.append(replace(pod, containers=tuple(containers)))
     allocatable = replace(answers.allocatable, memory=tuple(blocks))
-    return replace(snapshot, pod_resources=replace(answers, allocatable=allocatable))
+    return replace(
+        snapshot, pod_resources=replace(answers, allocatable=allocatable, pods=tuple(listed))
+    )
 
 
 def generated_cases(count: int, seed: int) -> Iterator[dict[str, Any]]:
@@ -464,28 +484,83 @@ def generated_cases(count: int, seed: int) -> Iterator[dict[str, Any]]:
             rng, cpus_per_numa=drawn["cores_per_numa"] * 2, numa_memory=drawn["numa_memory"],
             device=drawn["device"], hugepages=drawn["hugepages"], big=True,
         )  # fmt: skip
-        pod = pod_doc(f"cand-{index}", snapshot.node_name, containers)
+        init = None
+        if rng.random() < 0.25:  # an init container of the same QoS kind, or a sidecar
+            first = dict(containers[0], name="init0")
+            if rng.random() < 0.3:
+                first["restartPolicy"] = "Always"
+            init = [first]
+        pod = pod_doc(f"cand-{index}", snapshot.node_name, containers, init=init)
         yield case(f"fleet/{index}", snapshot, pod, drawn)
 
 
 # --- comparing ------------------------------------------------------------------------
 
 
-def classify(record: dict[str, Any], filter_ok: bool) -> str:
+def _policies(record: dict[str, Any]) -> dict[str, str]:
+    return {a["name"]: a["value"] for a in record["objects"]["ours"]["attributes"]}
+
+
+def _zoned(document: dict[str, Any], resource: str) -> list[int]:
+    """Each zone's available amount of ``resource`` (millicores for cpu), where listed."""
+    from cpumanager.core.quantity import parse_quantity
+
+    found = []
+    for zone in document["zones"]:
+        for item in zone["resources"]:
+            if item["name"] == resource:
+                amount = parse_quantity(str(item["available"]))
+                found.append(int(amount * 1000) if resource == "cpu" else int(amount))
+    return found
+
+
+def _fractional_guaranteed_cpu(record: dict[str, Any]) -> bool:
+    if not record["guaranteed"]:
+        return False
+    for container in record["pod"]["spec"]["containers"]:
+        cpu = container.get("resources", {}).get("requests", {}).get("cpu", "")
+        if cpu.endswith("m") and int(cpu[:-1]) % 1000:
+            return True
+    return False
+
+
+def classify(record: dict[str, Any], name: str, filter_ok: bool) -> str:
     """Why the scheduler (fit + plugin) and the kubelet disagree on a case."""
-    drawn = record["drawn"]
+    policies = _policies(record)
     kubelet = record["kubelet"]
-    if drawn.get("tm", "single-numa-node") != "single-numa-node" and not kubelet["admitted"]:
+    document = record["objects"][name]
+    if not kubelet["admitted"]:
+        if kubelet["reason"] == "SMTAlignmentError":
+            return "plugin limitation: full-pcpus-only refuses a CPU count that is not whole cores"
+        if policies["topologyManagerPolicy"] != "single-numa-node":
+            return (
+                "plugin limitation: it filters only under single-numa-node ("
+                f"{policies['topologyManagerPolicy']} refused: {kubelet['reason']})"
+            )
+        sidecars = [
+            c for c in record["pod"]["spec"].get("initContainers", [])
+            if c.get("restartPolicy") == "Always"
+        ]  # fmt: skip
+        if sidecars and filter_ok:
+            return (
+                "plugin limitation: a restartable init container (sidecar) is checked alone, "
+                "not charged before the app containers"
+            )
+        return "scheduler admits what the kubelet refuses: " + kubelet["reason"]
+    if not _zoned(document, "memory"):
+        return "memory in no zone: every pod asking for memory is refused"
+    if len(_zoned(document, "cpu")) < len(document["zones"]):
+        return "cpu in no zone or not in every zone (CPU manager none: no allocatable CPU ids)"
+    if policies["cpuManagerPolicy"] == "none" and max(_zoned(document, "cpu")) == 0:
+        return "cpu 0 in every zone under the none CPU manager"
+    if not record["guaranteed"]:
+        return "scheduler refuses a non-Guaranteed pod the kubelet admits (other)"
+    if _fractional_guaranteed_cpu(record):
         return (
-            "plugin limitation: it filters only under single-numa-node; the kubelet's "
-            + drawn.get("tm", "")
-            + " policy refused"
+            "plugin limitation: a Guaranteed pod's fractional CPU is checked per zone; "
+            "the kubelet runs it in the shared pool"
         )
-    if not kubelet["admitted"] and kubelet["reason"] == "SMTAlignmentError":
-        return "plugin limitation: full-pcpus-only's whole-core rule is not in any object"
-    if not filter_ok and kubelet["admitted"]:
-        return "scheduler refuses what the kubelet admits"
-    return "scheduler admits what the kubelet refuses"
+    return "scheduler refuses what the kubelet admits (other)"
 
 
 def compare(cases_path: Path, verdicts_path: Path) -> dict[str, Any]:
@@ -496,6 +571,7 @@ def compare(cases_path: Path, verdicts_path: Path) -> dict[str, Any]:
     by_object: dict[str, Counter[str]] = {}
     listed: dict[str, list[dict[str, Any]]] = {}
     scores: dict[str, dict[str, int]] = {}
+    by_config: dict[str, dict[str, Counter[str]]] = {}
     for line in verdicts_path.read_text().splitlines():
         verdict = json.loads(line)
         record = records[verdict["id"]]
@@ -509,24 +585,34 @@ def compare(cases_path: Path, verdicts_path: Path) -> dict[str, Any]:
         scheduler = filter_ok and record["fit"]["ok"]
         kubelet = record["kubelet"]["admitted"]
         counts["cases"] += 1
+        source = verdict["id"].split("/")[0]
+        counts[f"{source}: cases"] += 1
+        policies = _policies(record)
+        config = f"cpu {policies['cpuManagerPolicy']}, memory {policies['memoryManagerPolicy']}"
+        configs = by_config.setdefault(name, {}).setdefault(config, Counter())
+        configs["cases"] += 1
         if scheduler == kubelet:
             counts["agree"] += 1
+            counts[f"{source}: agree"] += 1
+            configs["agree"] += 1
             continue
-        cause = classify(record, filter_ok)
+        cause = classify(record, name, filter_ok)
         counts["disagree"] += 1
         counts[cause] += 1
         listed.setdefault(name, []).append(
             {
                 "id": verdict["id"],
                 "filter": verdict["filter"],
-                "fit": record["fit"],
-                "kubelet": record["kubelet"],
+                "kubelet": record["kubelet"]["reason"] or "admitted",
                 "cause": cause,
-                "drawn": record["drawn"],
             }
         )
     return {
         "counts": {name: dict(sorted(c.items())) for name, c in sorted(by_object.items())},
+        "by_config": {
+            name: {config: dict(sorted(c.items())) for config, c in sorted(per.items())}
+            for name, per in sorted(by_config.items())
+        },
         "disagreements": listed,
         "score_differs": sum(1 for s in scores.values() if len(set(s.values())) > 1),
     }
@@ -554,6 +640,7 @@ def main() -> int:
         return 0
     result = compare(args.cases, args.verdicts)
     print(json.dumps(result["counts"], indent=1))
+    print(json.dumps(result["by_config"], indent=1))
     for name, items in sorted(result["disagreements"].items()):
         print(f"\n{name}: {len(items)} disagreements")
         for cause, n in Counter(i["cause"] for i in items).most_common():

@@ -95,14 +95,20 @@ class ConfigError(InputError):
 
 
 class KubeletConfigInvalidError(ConfigError):
-    """A configuration the kubelet would refuse, with each of its messages in ``errors``."""
+    """A configuration the kubelet would refuse, with each of its messages in ``errors``.
+
+    ``stage`` is where the kubelet stops: ``loads`` (the file cannot be decoded),
+    ``validates`` (feature gates or ValidateKubeletConfiguration) or ``starts`` (a manager
+    refuses its policy or reservation when the container manager builds it).
+    """
 
     reason = "KubeletConfigInvalidError"
 
-    def __init__(self, errors: tuple[str, ...]) -> None:
+    def __init__(self, errors: tuple[str, ...], *, stage: str = "validates") -> None:
         many = f"{len(errors)} errors: " + " | ".join(errors)
         super().__init__(errors[0] if len(errors) == 1 else many)
         self.errors = errors
+        self.stage = stage
 
 
 class ScenarioError(InputError):

@@ -129,7 +129,7 @@ def test_in_memory_store_keeps_the_bytes() -> None:
 
 
 def test_in_memory_saves_are_encoded_when_read_with_the_same_bytes() -> None:
-    from cpumanager.checkpoint import codec
+    from cpumanager.checkpoint.cpu import codec
 
     first, second = StateSnapshot("static", CPUSet.parse("0-63")), STATE
     store = InMemoryStore(V1_FILE)

@@ -18,7 +18,7 @@ from cpumanager.adapters.node_collect import (
     load_snapshot,
     write_snapshot,
 )
-from cpumanager.checkpoint import codec
+from cpumanager.checkpoint.cpu import codec
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.errors import ConfigError, InputError, SnapshotError
 from cpumanager.nodeview.pods import running_containers

@@ -103,6 +103,14 @@ def test_api_failures_are_host_errors() -> None:
         NRTWriter(api).write(_document())
 
 
+def test_a_malformed_answer_is_a_host_error() -> None:
+    api = FakeObjects()
+    NRTWriter(api).write(_document())
+    api.objects["node-a"]["metadata"] = ["not", "a", "mapping"]
+    with pytest.raises(HostError, match="sent no object"):
+        NRTWriter(api).write(_document("1"))
+
+
 def test_pci_numa_nodes(tmp_path: Path) -> None:
     devices = tmp_path / "sys/bus/pci/devices"
     for address, node in (("0000:3b:02.0", "1"), ("0000:00:1f.0", "-1"), ("0000:5e:00.1", "0")):

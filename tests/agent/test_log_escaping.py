@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cpumanager.adapters.memory_store import InMemoryStore
-from cpumanager.checkpoint.codec import encode_v2
+from cpumanager.checkpoint.cpu.codec import encode_v2
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.printable import printable
 from cpumanager.core.state import StateSnapshot

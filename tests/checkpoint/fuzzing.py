@@ -22,8 +22,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from cpumanager.adapters.checkpoint_store import CheckpointStore
-from cpumanager.checkpoint import codec
-from cpumanager.checkpoint.loader import diagnose, restore_state
+from cpumanager.checkpoint.cpu import codec
+from cpumanager.checkpoint.cpu.restore import diagnose, restore_state
 from cpumanager.cli.main import main
 from cpumanager.core.containermap import ContainerMap
 from cpumanager.core.cpuset import CPUSet

@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from cpumanager.checkpoint import kinds, node_files
-from cpumanager.checkpoint.device_restore import restore_device_state
-from cpumanager.checkpoint.memory import MemoryManagerCheckpoint
-from cpumanager.checkpoint.memory_restore import (
+from cpumanager.checkpoint.device.restore import restore_device_state
+from cpumanager.checkpoint.memory.codec import MemoryManagerCheckpoint
+from cpumanager.checkpoint.memory.restore import (
     default_machine_state,
     restore_memory_state,
     validate_memory_state,

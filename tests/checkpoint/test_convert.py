@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from cpumanager.checkpoint import codec
 from cpumanager.checkpoint.convert import (
     checksum_status,
     convert,
@@ -12,7 +11,8 @@ from cpumanager.checkpoint.convert import (
     read_for_conversion,
     read_lenient,
 )
-from cpumanager.checkpoint.loader import V1_PSEUDO_POD
+from cpumanager.checkpoint.cpu import codec
+from cpumanager.checkpoint.cpu.restore import V1_PSEUDO_POD
 from cpumanager.core.containermap import ContainerMap
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.ids import ContainerID, ContainerName, PodUID

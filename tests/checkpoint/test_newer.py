@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from cpumanager.checkpoint import codec, compat, memory, newer
-from cpumanager.checkpoint.memory import Block, MemoryTable, NUMANodeState
+from cpumanager.checkpoint import compat, newer
+from cpumanager.checkpoint.cpu import codec
+from cpumanager.checkpoint.memory import codec as memory
+from cpumanager.checkpoint.memory.codec import Block, MemoryTable, NUMANodeState
 
 GOLDEN = Path(__file__).parent / "golden" / "newer"
 

@@ -10,7 +10,7 @@ import os
 import time
 from pathlib import Path
 
-from cpumanager.checkpoint.codec import encode_v2
+from cpumanager.checkpoint.cpu.codec import encode_v2
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.state import StateSnapshot
 from tests.cli.test_agent import cpumanager

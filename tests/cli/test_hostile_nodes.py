@@ -30,6 +30,17 @@ def one_line(result: Run) -> None:
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
+def refused(result: Run) -> None:
+    """A configuration the kubelet refuses: the verdict line, then the kubelet's own text."""
+    assert result.exit_code not in (0, 3), result.stderr
+    assert "internal error" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    if len(lines) > 1:
+        assert lines[0].startswith("the kubelet would refuse this configuration"), result.stderr
+        assert len(lines) == 2, result.stderr
+        assert "Traceback" not in result.stderr
+
+
 def wide_document() -> dict[str, Any]:
     return snapshot_document(
         make_snapshot(
@@ -82,10 +93,10 @@ def test_5_kube_reserved_with_a_huge_quantity(tmp_path: Path) -> None:
         "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
         "kubeReserved: {cpu: 1e9999}\n"
     )
-    one_line(run_main(["node", "config", "--kubelet-config", config]))
+    refused(run_main(["node", "config", "--kubelet-config", config]))
     configz = tmp_path / "configz.json"
     configz.write_text(json.dumps({"kubeletconfig": {"kubeReserved": {"cpu": "1e9999"}}}))
-    one_line(run_main(["node", "config", "--configz", configz]))
+    refused(run_main(["node", "config", "--configz", configz]))
 
 
 @pytest.mark.parametrize("statuses", [5, [1.5], ["x"], [{"name": 7}], {"name": "c0"}])
@@ -104,7 +115,7 @@ def test_6_container_statuses_of_the_wrong_type(tmp_path: Path, statuses: object
 def test_10_a_deep_configz(tmp_path: Path, text: str) -> None:
     configz = tmp_path / "configz.json"
     configz.write_text(text)
-    one_line(run_main(["node", "config", "--configz", configz]))
+    refused(run_main(["node", "config", "--configz", configz]))
 
 
 def test_8_a_fleet_run_answers_every_good_snapshot(tmp_path: Path) -> None:
@@ -145,3 +156,58 @@ def test_8_a_fleet_run_answers_every_good_snapshot(tmp_path: Path) -> None:
     assert per_node["wide"] > 0
     unusable = [g for g in report["limits"] if g["reason"] == "SnapshotUnusable"]
     assert [g["nodes"] for g in unusable] == [["c-bad.json", "d-huge.json"]]
+
+
+def test_10_tls_files_that_do_not_work_are_one_line(tmp_path: Path) -> None:
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert.write_text("-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n")
+    key.write_text("nothing\n")
+    token = tmp_path / "token"
+    token.write_text("t0ken\n")
+    for argv in (
+        ["--tls-cert", cert, "--tls-key", key],
+        ["--tls-cert", tmp_path / "absent.pem", "--tls-key", key],
+    ):
+        result = run_main(["extender", "--token-file", token, "--listen", "127.0.0.1:1", *argv])
+        one_line(result)
+        assert "--tls-cert" in result.stderr
+
+
+def test_10_a_certificate_and_key_that_do_not_match_are_one_line(tmp_path: Path) -> None:
+    x509 = pytest.importorskip("cryptography.x509")
+    import datetime
+
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    def pem_pair(name: str) -> tuple[bytes, bytes]:
+        key = ec.generate_private_key(ec.SECP256R1())
+        subject = x509.Name([x509.NameAttribute(x509.oid.NameOID.COMMON_NAME, name)])
+        now = datetime.datetime.now(datetime.UTC)
+        cert = (
+            x509.CertificateBuilder()
+            .subject_name(subject)
+            .issuer_name(subject)
+            .public_key(key.public_key())
+            .serial_number(1)
+            .not_valid_before(now)
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .sign(key, hashes.SHA256())
+        )
+        key_pem = key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+        return cert.public_bytes(serialization.Encoding.PEM), key_pem
+
+    cert_a, _ = pem_pair("a")
+    _, key_b = pem_pair("b")
+    cert, key, token = tmp_path / "cert.pem", tmp_path / "key.pem", tmp_path / "token"
+    cert.write_bytes(cert_a)
+    key.write_bytes(key_b)
+    token.write_text("t0ken\n")
+    argv = ["extender", "--token-file", token, "--tls-cert", cert, "--tls-key", key]
+    result = run_main(argv)
+    one_line(result)
+    assert "MISMATCH" in result.stderr.upper()

@@ -96,3 +96,45 @@ def test_every_and_pods_from_apiserver_need_live(tmp_path: Path) -> None:
     assert "--every needs --apply and --live" in result.stderr
     result = run_main(["node", "nrt", snap, "--pods-from-apiserver", "--node-name", "n"])
     assert "--pods-from-apiserver needs --live" in result.stderr
+
+
+def test_every_keeps_the_object_and_reports_changes_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import time
+    from types import SimpleNamespace
+
+    import cpumanager.adapters.nrt_apply as nrt_apply
+    from tests.adapters.nrt_fakes import FakeObjects
+    from tests.nodeview.fixture_nodes import NODES_DIR
+
+    api = FakeObjects()
+    monkeypatch.setattr(nrt_apply, "api_clients", lambda kubeconfig: (api, None))
+    rounds = []
+
+    def sleep(seconds: float) -> None:
+        rounds.append(seconds)
+        if len(rounds) == 3:
+            raise KeyboardInterrupt
+
+    clock = SimpleNamespace(monotonic=time.monotonic, sleep=sleep)
+    monkeypatch.setattr("cpumanager.cli.node_nrt.time", clock)
+    node = NODES_DIR / "kubeadm"
+    result = run_main(
+        [
+            "node", "nrt", "--live", "--apply", "--every", "5s", "--node-name", "worker-1",
+            "--root", node, "--kubelet-root", node / "var/lib/kubelet",
+            "--pods", node / "pods.json",
+        ]
+    )  # fmt: skip
+    assert result.exit_code == 130
+    # Three rounds: the object is created, then found unchanged (said once), then the
+    # interrupt ends the loop.
+    lines = [line for line in result.stderr.splitlines() if line]
+    assert lines == [
+        "cpumanager: nrt: created worker-1",
+        "cpumanager: nrt: unchanged worker-1",
+        "cpumanager: aborted",
+    ]
+    assert all(0 <= s <= 5 for s in rounds)
+    assert [c[0] for c in api.calls].count("create") == 1

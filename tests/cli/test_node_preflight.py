@@ -66,3 +66,31 @@ def test_unknown_field_in_new_configuration_is_one_line(kubeadm: Path, tmp_path:
     result = run_main(["node", "preflight", kubeadm, "--kubelet-config", new])
     assert result.exit_code == 1
     assert "Traceback" not in result.stderr
+
+
+def test_a_field_the_managers_never_read_still_stops_the_kubelet(
+    kubeadm: Path, tmp_path: Path
+) -> None:
+    new = tmp_path / "new.yaml"
+    new.write_text(CONFIG.read_text() + "shutdownGracePeriod: 500ms\n")
+    args = ["node", "preflight", kubeadm, "--kubelet-config", new, "--kubelet-version", "1.32"]
+    result = run_main([*args, "-o", "json"])
+    assert result.exit_code == 1
+    answer = json.loads(result.output)
+    assert answer["refusal"] == (
+        "invalid configuration: shutdownGracePeriod {500ms} must be either zero or otherwise "
+        ">= 1 sec"
+    )
+    assert any("(stage: validates)" in note for note in answer["notes"])
+
+
+def test_a_manager_refusal_is_reported_at_start(kubeadm: Path, tmp_path: Path) -> None:
+    new = tmp_path / "new.yaml"
+    new.write_text(
+        CONFIG.read_text().replace("cpuManagerPolicy: static", "cpuManagerPolicy: Static")
+    )
+    result = run_main(["node", "preflight", kubeadm, "--kubelet-config", new, "-o", "json"])
+    assert result.exit_code == 1
+    answer = json.loads(result.output)
+    assert answer["refusal"].startswith('unknown policy: "Static"')
+    assert any("(stage: starts)" in note for note in answer["notes"])

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from cpumanager.checkpoint.codec import decode
+from cpumanager.checkpoint.cpu.codec import decode
 from tests.cli.test_agent import SRC, cpumanager, needs_two_cpus
 from tests.cli.test_agent import host as machine_tree
 

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from cpumanager.checkpoint.memory import (
+from cpumanager.checkpoint.memory.codec import (
     Block,
     MemoryManagerCheckpoint,
     encode_memory,
     with_fresh_checksum,
 )
-from cpumanager.checkpoint.memory_restore import default_machine_state, expected_machine_state
+from cpumanager.checkpoint.memory.restore import default_machine_state, expected_machine_state
 from tests.cli.runner import Run, run_main
 
 GOLDEN = Path(__file__).resolve().parent.parent / "checkpoint" / "golden"

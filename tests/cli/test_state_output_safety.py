@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cpumanager.checkpoint.codec import encode_v2
+from cpumanager.checkpoint.cpu.codec import encode_v2
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.state import StateSnapshot
 from tests.cli.runner import run_main

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import random
+from dataclasses import replace
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -25,7 +27,7 @@ from cpumanager.core.podfingerprint import (
     is_native_resource,
     plugin_podset,
 )
-from cpumanager.core.workload import ContainerKind, Pod
+from cpumanager.core.workload import Container, ContainerKind, Pod
 from tests.builders import container, pod
 
 VECTORS = json.loads(
@@ -63,29 +65,35 @@ def test_native_resources() -> None:
     assert not is_native_resource("nvidia.com/gpu")
 
 
-def _burstable(uid: str, **extra: int) -> Pod:
-    return pod(uid, container("app", "500m", limit="1", **extra))
+def _burstable(uid: str, gpus: int = 0) -> Pod:
+    return pod(uid, _shared("app", gpus))
+
+
+def _shared(name: str, gpus: int, kind: ContainerKind = ContainerKind.APP) -> Container:
+    """A Burstable container (500m of 1 CPU, 1Gi), with ``gpus`` nvidia.com/gpu."""
+    body = container(name, "500m", limit="1", kind=kind)
+    if not gpus:
+        return body
+    extra = {"nvidia.com/gpu": Fraction(gpus)}
+    return replace(body, requests={**body.requests, **extra}, limits={**body.limits, **extra})
 
 
 def test_exclusive_resources_as_the_plugin_sees_them() -> None:
-    gpu = {"nvidia.com/gpu": 1}
     assert has_exclusive_resources(pod("int", container("a", "2")), ())
     # Every Guaranteed pod requests memory: it counts even with a fractional CPU.
     assert has_exclusive_resources(pod("frac", container("a", "500m")), ())
     assert not has_exclusive_resources(_burstable("b"), ())
     # A device counts only when the object's zones list its resource.
-    assert not has_exclusive_resources(_burstable("d", **gpu), ())
-    assert has_exclusive_resources(_burstable("d", **gpu), {"nvidia.com/gpu"})
+    assert not has_exclusive_resources(_burstable("d", gpus=1), ())
+    assert has_exclusive_resources(_burstable("d", gpus=1), {"nvidia.com/gpu"})
 
 
 def test_init_containers_count_only_as_sidecars() -> None:
-    init = container("setup", "500m", limit="1", **{"nvidia.com/gpu": 1}, kind=ContainerKind.INIT)
-    shared = container("app", "500m", limit="1")
+    init = _shared("setup", 1, ContainerKind.INIT)
+    shared = _shared("app", 0)
     plain = pod("p", shared, init=(init,))
     assert not has_exclusive_resources(plain, {"nvidia.com/gpu"})
-    sidecar = container(
-        "proxy", "500m", limit="1", **{"nvidia.com/gpu": 1}, kind=ContainerKind.SIDECAR
-    )
+    sidecar = _shared("proxy", 1, ContainerKind.SIDECAR)
     assert has_exclusive_resources(pod("s", shared, init=(sidecar,)), {"nvidia.com/gpu"})
 
 
@@ -101,7 +109,10 @@ def test_podset_by_informer_and_method() -> None:
         _entry("pending", "Pending", guaranteed=True),
         _entry("done", "Succeeded", guaranteed=True),
     ]
-    names = lambda found: [n for _, n in found]  # noqa: E731
+
+    def names(found: list[tuple[str, str]]) -> list[str]:
+        return [n for _, n in found]
+
     assert names(plugin_podset(entries)) == ["done", "run-b", "run-g"]
     assert names(plugin_podset(entries, informer="shared")) == ["run-b", "run-g"]
     assert names(plugin_podset(entries, method=METHOD_EXCLUSIVE)) == ["done", "run-g"]

@@ -40,6 +40,7 @@ def test_defaults_are_the_kubelets() -> None:
         "nodefs.available": "10%",
         "nodefs.inodesFree": "5%",
         "imagefs.available": "15%",
+        "imagefs.inodesFree": "5%",
     }
     assert (config.max_pods, config.enforce_node_allocatable, config.cgroup_driver) == (
         110,
@@ -151,10 +152,22 @@ def test_go_durations(text: str, seconds: Fraction) -> None:
     assert parse_go_duration(text) == seconds
 
 
-@pytest.mark.parametrize("text", ["", "10", "s", "1d", "-1s", "1 s"])
-def test_bad_durations(text: str) -> None:
-    with pytest.raises(ConfigError, match="is not a duration"):
+BAD_DURATIONS = [
+    ("", 'time: invalid duration ""'),
+    ("10", 'time: missing unit in duration "10"'),
+    ("s", 'time: invalid duration "s"'),
+    ("1d", 'time: unknown unit "d" in duration "1d"'),
+    ("1 s", 'time: unknown unit " s" in duration "1 s"'),
+    ("-", 'time: invalid duration "-"'),
+    ("9223372036854775808ns", 'time: invalid duration "9223372036854775808ns"'),
+]
+
+
+@pytest.mark.parametrize(("text", "go_error"), BAD_DURATIONS)
+def test_bad_durations(text: str, go_error: str) -> None:
+    with pytest.raises(ConfigError) as caught:
         parse_go_duration(text, field="cpuManagerReconcilePeriod")
+    assert caught.value.message.startswith(f"cpuManagerReconcilePeriod: {go_error}; ")
 
 
 INVALID = [
@@ -191,7 +204,10 @@ INVALID = [
     ({"kubeReserved": {"cpu": "lots"}}, "kubeReserved.cpu: 'lots' is not a quantity"),
     ({"kubeReserved": {"cpu": True}}, "kubeReserved.cpu: expected a quantity"),
     ({"kubeReserved": ["cpu"]}, "kubeReserved: expected a mapping"),
-    ({"cpuManagerReconcilePeriod": "soon"}, "cpuManagerReconcilePeriod: 'soon' is not a duration"),
+    (
+        {"cpuManagerReconcilePeriod": "soon"},
+        'cpuManagerReconcilePeriod: time: invalid duration "soon"',
+    ),
     ({"cpuManagerPolicy": 1}, "cpuManagerPolicy: expected a string, got 1"),
     ({"cpuManagerPolicyOptions": {"full-pcpus-only": None}}, "cpuManagerPolicyOptions.full-pcpus"),
     ({"featureGates": {"X": "yes"}}, "featureGates.X: expected true or false, got 'yes'"),

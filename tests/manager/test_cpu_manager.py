@@ -13,8 +13,8 @@ import pytest
 
 from cpumanager.adapters.memory_store import InMemoryStore
 from cpumanager.adapters.runtimes.recording import RecordingRuntime
-from cpumanager.checkpoint import codec
-from cpumanager.checkpoint.model import CheckpointV2
+from cpumanager.checkpoint.cpu import codec
+from cpumanager.checkpoint.cpu.model import CheckpointV2
 from cpumanager.core.allocation.options import StaticPolicyOptions
 from cpumanager.core.containermap import ContainerMap
 from cpumanager.core.cpuset import CPUSet

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from cpumanager.checkpoint.memory import attempt_memory, encode_memory, with_fresh_checksum
+from cpumanager.checkpoint.memory.codec import attempt_memory, encode_memory, with_fresh_checksum
 from cpumanager.errors import StateValidationError
 from cpumanager.nodeanswers.restore import restore_node
 from cpumanager.nodeanswers.whatif import what_if

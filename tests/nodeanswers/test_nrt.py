@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.nodeanswers.nrt import node_resource_topology, whole_free_cores
-from cpumanager.nodeview.snapshot import ConfigView
+from cpumanager.nodeview.snapshot import ConfigView, NodeSnapshot
 from tests.nodeanswers.snapshots import fixture_snapshot
 from tests.nodeview.fixture_nodes import NODES_DIR, fixture_answers
 
@@ -96,7 +96,7 @@ def test_full_pcpus_only_option_reaches_the_zone() -> None:
     assert _zone(document, "node-1")["cpu"]["available"] == "8"
 
 
-def _with_fields(snapshot, **values):  # type: ignore[no-untyped-def]
+def _with_fields(snapshot: NodeSnapshot, **values: object) -> NodeSnapshot:
     assert snapshot.config is not None
     fields = dict(snapshot.config.fields)
     for name, value in values.items():

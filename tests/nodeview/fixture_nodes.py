@@ -41,21 +41,21 @@ import yaml
 from cpumanager.adapters.memory_store import InMemoryStore
 from cpumanager.adapters.podresources.server import serve
 from cpumanager.adapters.sysfs import SysfsReader
-from cpumanager.checkpoint.device import (
+from cpumanager.checkpoint.device.codec import (
     DeviceCheckpointData,
     DeviceManagerCheckpoint,
     PodDevicesEntry,
     encode_device,
 )
-from cpumanager.checkpoint.device import with_fresh_checksum as device_checksum
-from cpumanager.checkpoint.memory import (
+from cpumanager.checkpoint.device.codec import with_fresh_checksum as device_checksum
+from cpumanager.checkpoint.memory.codec import (
     Block,
     MemoryManagerCheckpoint,
     MemoryTable,
     NUMANodeState,
     encode_memory,
 )
-from cpumanager.checkpoint.memory import with_fresh_checksum as memory_checksum
+from cpumanager.checkpoint.memory.codec import with_fresh_checksum as memory_checksum
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.devices import Device
 from cpumanager.core.ids import ContainerKey, ContainerName, PodUID

@@ -7,8 +7,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from cpumanager.checkpoint.codec import encode_v1
-from cpumanager.checkpoint.model import CheckpointV1
+from cpumanager.checkpoint.cpu.codec import encode_v1
+from cpumanager.checkpoint.cpu.model import CheckpointV1
 from cpumanager.sim.scenario import parse_scenario
 from cpumanager.sim.simulate import SimulationReport, simulate
 

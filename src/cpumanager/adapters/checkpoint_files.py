@@ -16,9 +16,9 @@ from cpumanager.errors import CheckpointError, InputError
 
 if TYPE_CHECKING:  # each reader loads its codec when called (short commands start fast)
     from cpumanager.checkpoint.convert import Conversion
-    from cpumanager.checkpoint.device import DeviceOrder
-    from cpumanager.checkpoint.device_restore import DeviceRestore
-    from cpumanager.checkpoint.memory import MemoryManagerCheckpoint
+    from cpumanager.checkpoint.device.codec import DeviceOrder
+    from cpumanager.checkpoint.device.restore import DeviceRestore
+    from cpumanager.checkpoint.memory.codec import MemoryManagerCheckpoint
     from cpumanager.core.containermap import ContainerMap
     from cpumanager.core.state import StateSnapshot
 
@@ -53,7 +53,7 @@ def read_container_map(path: Path | None) -> ContainerMap | None:
     if data is None:
         message = f"container map {str(path)!r} does not exist"
         raise InputError(message)
-    from cpumanager.checkpoint.migrate import parse_container_map
+    from cpumanager.checkpoint.cpu.migrate import parse_container_map
 
     return parse_container_map(data, source=str(path))
 
@@ -79,7 +79,7 @@ def write_checked(data: bytes, dest: Path, *, in_place: bool) -> None:
 
 def load_memory_state(path: Path, *, policy: str) -> MemoryManagerCheckpoint | None:
     """The memory manager's restore of ``path`` (None: no file); its refusal otherwise."""
-    from cpumanager.checkpoint.memory_restore import restore_memory_state
+    from cpumanager.checkpoint.memory.restore import restore_memory_state
 
     return restore_memory_state(
         filestore.read_bytes(path), source=str(path), configured_policy=policy
@@ -88,7 +88,7 @@ def load_memory_state(path: Path, *, policy: str) -> MemoryManagerCheckpoint | N
 
 def load_device_state(path: Path, *, order: DeviceOrder = "v2-only") -> DeviceRestore:
     """The device manager's restore of ``path``: never refuses, says what it dropped."""
-    from cpumanager.checkpoint.device_restore import restore_device_state
+    from cpumanager.checkpoint.device.restore import restore_device_state
 
     return restore_device_state(filestore.read_bytes(path), order=order)
 
@@ -99,9 +99,9 @@ def read_state_file(path: Path, *, container_map: ContainerMap | None = None) ->
     V1 first, then V2, checksum checked; a V1 file with entries is migrated through
     ``container_map`` (the containers running at start), as the kubelet migrates it.
     """
-    from cpumanager.checkpoint import codec
-    from cpumanager.checkpoint.migrate import v1_to_v2
-    from cpumanager.checkpoint.model import CheckpointV1
+    from cpumanager.checkpoint.cpu import codec
+    from cpumanager.checkpoint.cpu.migrate import v1_to_v2
+    from cpumanager.checkpoint.cpu.model import CheckpointV1
     from cpumanager.core.containermap import ContainerMap
 
     source = str(path)
@@ -113,6 +113,6 @@ def read_state_file(path: Path, *, container_map: ContainerMap | None = None) ->
 
 def write_state_file(path: Path, snapshot: StateSnapshot) -> None:
     """Write ``snapshot`` as the kubelet's V2 bytes, atomically (the old file or the new)."""
-    from cpumanager.checkpoint import codec
+    from cpumanager.checkpoint.cpu import codec
 
     filestore.write_atomic(path, codec.encode_v2(snapshot))

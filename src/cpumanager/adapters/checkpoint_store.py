@@ -20,9 +20,9 @@ from pathlib import Path
 
 from cpumanager.adapters import filestore
 from cpumanager.adapters.filestore import FaultHook
-from cpumanager.checkpoint import codec
-from cpumanager.checkpoint.codec import DecodeOrder
-from cpumanager.checkpoint.loader import restore_state
+from cpumanager.checkpoint.cpu import codec
+from cpumanager.checkpoint.cpu.codec import DecodeOrder
+from cpumanager.checkpoint.cpu.restore import restore_state
 from cpumanager.core.containermap import ContainerMap
 from cpumanager.core.state import StateSnapshot
 from cpumanager.errors import CheckpointError, StoreError

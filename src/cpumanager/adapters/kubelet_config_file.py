@@ -23,6 +23,7 @@ import yaml
 from cpumanager.adapters._text import load_yaml_documents, read_bounded_text
 from cpumanager.core import limits
 from cpumanager.core.printable import printable
+from cpumanager.core.versions import Release
 from cpumanager.errors import ConfigError, InputError, KubeletConfigInvalidError
 from cpumanager.formats.kubelet_config import (
     ConfigSource,
@@ -31,6 +32,7 @@ from cpumanager.formats.kubelet_config import (
     assemble,
     parse_kubelet_flags,
 )
+from cpumanager.formats.kubelet_config.document import decode_file
 from cpumanager.formats.kubelet_config.fields import check_string_maps
 from cpumanager.formats.kubelet_config.launch import (
     argv_from_env,
@@ -93,11 +95,31 @@ def read_kubelet_config(path: Path) -> KubeletConfig:
     return kubelet_config_from_text(text, source=str(path))
 
 
-def read_config_source(path: Path, *, inside: Path | None = None, name: str = "") -> ConfigSource:
-    """A YAML or JSON configuration document, bounded and regular."""
+def read_config_source(
+    path: Path, *, inside: Path | None = None, name: str = "", as_kubelet: bool = False
+) -> ConfigSource:
+    """A YAML or JSON configuration document, bounded and regular.
+
+    ``as_kubelet`` decodes it as the kubelet's loader does (``formats.kubelet_config.document``:
+    an empty or comment-only file, ``{`` read as JSON, apiVersion/kind, duplicate fields),
+    refusing at stage ``loads``.
+    """
     text = read_bounded_text(
         path, what="kubelet configuration", max_bytes=MAX_FILE_BYTES, inside=inside
     )
+    if as_kubelet:
+        try:
+            loaded = decode_file(text, path=str(path))
+        except RecursionError as err:
+            msg = f"{path}: nested too deeply to read; fix the file"
+            raise ConfigError(msg) from err
+        except ValueError as err:  # e.g. an integer of more than 4,300 digits
+            msg = f"{path}: a value cannot be read ({printable(str(err))[:120]}); fix the file"
+            raise ConfigError(msg) from err
+        if limits.depth_of(loaded.body) > limits.MAX_DEPTH:
+            msg = f"{path}: nested deeper than {limits.MAX_DEPTH} levels; fix the file"
+            raise ConfigError(msg)
+        return ConfigSource(name=name or str(path), body=loaded.body, warnings=loaded.warnings)
     return ConfigSource(name=name or str(path), body=_load_yaml(text, source=str(path)))
 
 
@@ -214,6 +236,7 @@ def load_effective_config(
     env_files: Sequence[Path] = (),
     configz: Path | None = None,
     root: Path = Path("/"),
+    release: Release | None = None,
 ) -> EffectiveConfig:
     """The configuration the kubelet would run with, and where each field came from.
 
@@ -222,6 +245,8 @@ def load_effective_config(
     ``--config`` / ``--config-dir`` those flags name, looked up under ``root``.
     Raises InputError / ConfigError for unreadable or malformed sources, and
     KubeletConfigInvalidError listing every error the kubelet's validation would give.
+    With ``release``, the file is loaded, defaulted and checked as that kubelet release
+    does, and the error names the stage that refuses (``loads``, ``validates``, ``starts``).
     """
     words: list[str] = []
     if systemd_unit is not None:
@@ -256,6 +281,11 @@ def load_effective_config(
         if not config_dir.resolve().is_relative_to(root.resolve()):
             msg = f"--config-dir {parsed.config_dir!r} links out of {str(root)!r}; refused"
             raise InputError(msg)
-    file = read_config_source(config, inside=inside) if config is not None else None
+    as_kubelet = release is not None
+    file = (
+        read_config_source(config, inside=inside, as_kubelet=as_kubelet)
+        if config is not None
+        else None
+    )
     drop_ins = read_drop_in_dir(config_dir) if config_dir is not None else []
-    return assemble(file=file, drop_ins=drop_ins, flags=parsed)
+    return assemble(file=file, drop_ins=drop_ins, flags=parsed, release=release)

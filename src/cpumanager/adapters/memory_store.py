@@ -7,9 +7,9 @@ Set ``fail_saves`` to make saves raise StoreError, to exercise "persist first, p
 
 from __future__ import annotations
 
-from cpumanager.checkpoint import codec
-from cpumanager.checkpoint.codec import DecodeOrder
-from cpumanager.checkpoint.loader import restore_state
+from cpumanager.checkpoint.cpu import codec
+from cpumanager.checkpoint.cpu.codec import DecodeOrder
+from cpumanager.checkpoint.cpu.restore import restore_state
 from cpumanager.core.containermap import ContainerMap
 from cpumanager.core.state import StateSnapshot
 from cpumanager.errors import StoreError

@@ -131,7 +131,7 @@ class NRTWriter:
                 return None
             failure = _failure("read", name, exc)
             raise failure from None
-        if not isinstance(found, dict):
+        if not isinstance(found, dict) or not isinstance(found.get("metadata") or {}, dict):
             msg = f"cannot read NodeResourceTopology {name}: the API server sent no object"
             raise HostError(msg)
         return found

@@ -11,9 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from cpumanager.checkpoint import codec, fastjson, gojson, memory, newer
-from cpumanager.checkpoint.checksum import checksum_of
-from cpumanager.checkpoint.model import CheckpointV2
+from cpumanager.checkpoint import newer
+from cpumanager.checkpoint.cpu import codec
+from cpumanager.checkpoint.cpu.checksum import checksum_of
+from cpumanager.checkpoint.cpu.model import CheckpointV2
+from cpumanager.checkpoint.go import fastjson, gojson
+from cpumanager.checkpoint.memory import codec as memory
 from cpumanager.core import versions
 from cpumanager.core.versions import Release
 

@@ -21,11 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from cpumanager.checkpoint import codec
-from cpumanager.checkpoint.codec import Attempt
-from cpumanager.checkpoint.loader import V1_PSEUDO_POD
-from cpumanager.checkpoint.migrate import v1_to_v2, v2_to_v1
-from cpumanager.checkpoint.model import CheckpointV1, CheckpointV2
+from cpumanager.checkpoint.cpu import codec
+from cpumanager.checkpoint.cpu.codec import Attempt
+from cpumanager.checkpoint.cpu.migrate import v1_to_v2, v2_to_v1
+from cpumanager.checkpoint.cpu.model import CheckpointV1, CheckpointV2
+from cpumanager.checkpoint.cpu.restore import V1_PSEUDO_POD
 from cpumanager.core.containermap import ContainerMap
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.gocompat import go_quote

@@ -19,14 +19,18 @@ from __future__ import annotations
 from types import ModuleType
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
-from cpumanager.checkpoint import codec, fastjson, gojson
+from cpumanager.checkpoint.cpu import codec
+from cpumanager.checkpoint.go import fastjson, gojson
 from cpumanager.core.gocompat import one_line
 from cpumanager.errors import CheckpointFormatError
 
 if TYPE_CHECKING:  # the memory and device codecs load when such a file is read (cold start)
-    from cpumanager.checkpoint.device import DeviceManagerCheckpoint, DeviceManagerCheckpointV1
-    from cpumanager.checkpoint.memory import MemoryManagerCheckpoint
-    from cpumanager.checkpoint.model import CheckpointV1, CheckpointV2
+    from cpumanager.checkpoint.cpu.model import CheckpointV1, CheckpointV2
+    from cpumanager.checkpoint.device.codec import (
+        DeviceManagerCheckpoint,
+        DeviceManagerCheckpointV1,
+    )
+    from cpumanager.checkpoint.memory.codec import MemoryManagerCheckpoint
 
 __all__ = [
     "KIND_FILE_NAMES",
@@ -104,11 +108,11 @@ def decode_any(data: bytes, *, source: str = "<bytes>") -> tuple[CheckpointKind,
         return fast
     kind, tree = _detect(data, source)
     if kind == "memory":
-        from cpumanager.checkpoint import memory
+        from cpumanager.checkpoint.memory import codec as memory
 
         return kind, memory.decode_memory(data, source=source, tree=tree)
     if kind == "device":
-        from cpumanager.checkpoint import device
+        from cpumanager.checkpoint.device import codec as device
 
         return kind, device.decode_device(data, source=source, tree=tree)
     return kind, codec.decode(data, source=source)
@@ -144,7 +148,9 @@ def _fast_readers() -> tuple[ModuleType, ModuleType, ModuleType]:
     (not at start: most commands never read one) and kept (no import statement per call)."""
     global _readers  # noqa: PLW0603 - resolved once, lazily
     if _readers is None:
-        from cpumanager.checkpoint import device_fast, memory_read, plainjson
+        from cpumanager.checkpoint.device import codec_fast as device_fast
+        from cpumanager.checkpoint.go import plainjson
+        from cpumanager.checkpoint.memory import codec_fast_read as memory_read
 
         _readers = (plainjson, memory_read, device_fast)
     return _readers
@@ -152,9 +158,13 @@ def _fast_readers() -> tuple[ModuleType, ModuleType, ModuleType]:
 
 def encode_any(checkpoint: AnyCheckpoint) -> bytes:
     """The bytes the kubelet writes for ``checkpoint`` (its stored checksum kept as is)."""
-    from cpumanager.checkpoint import device, memory
-    from cpumanager.checkpoint.device import DeviceManagerCheckpoint, DeviceManagerCheckpointV1
-    from cpumanager.checkpoint.memory import MemoryManagerCheckpoint
+    from cpumanager.checkpoint.device import codec as device
+    from cpumanager.checkpoint.device.codec import (
+        DeviceManagerCheckpoint,
+        DeviceManagerCheckpointV1,
+    )
+    from cpumanager.checkpoint.memory import codec as memory
+    from cpumanager.checkpoint.memory.codec import MemoryManagerCheckpoint
 
     if isinstance(checkpoint, MemoryManagerCheckpoint):
         return memory.encode_memory(checkpoint)

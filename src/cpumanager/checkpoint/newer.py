@@ -16,20 +16,14 @@ see docs/state.md for the PRs). Names follow the kubelet's own version numbers:
 * memory **V3** (development line, PR #139626): V1's fields inline with V1's own checksum
   (released kubelets read it as V1), then ``data`` and ``dataChecksum``.
 
-The CPU formats live in :mod:`newer_cpu`, the memory formats in :mod:`newer_memory`, what
+The CPU formats live in ``cpu/v3_v4``, the memory formats in ``memory/v2_v3``, what
 they share in :mod:`newer_common`; this module names them all. Pure: bytes in, models and
 bytes out.
 """
 
 from __future__ import annotations
 
-from cpumanager.checkpoint.newer_common import (
-    AttemptKind,
-    NewerAttempt,
-    NewerFormat,
-    data_checksum,
-)
-from cpumanager.checkpoint.newer_cpu import (
+from cpumanager.checkpoint.cpu.v3_v4 import (
     CPU_DATA_TYPE,
     CPU_V3_TYPE,
     CPU_V4_TYPE,
@@ -45,7 +39,7 @@ from cpumanager.checkpoint.newer_cpu import (
     encode_cpu_v4,
     render_cpu_v3,
 )
-from cpumanager.checkpoint.newer_memory import (
+from cpumanager.checkpoint.memory.v2_v3 import (
     MEMORY_DATA_TYPE,
     MEMORY_V2_TYPE,
     MEMORY_V3_TYPE,
@@ -60,6 +54,12 @@ from cpumanager.checkpoint.newer_memory import (
     encode_memory_v2,
     encode_memory_v3,
     memory_v2_checksum,
+)
+from cpumanager.checkpoint.newer_common import (
+    AttemptKind,
+    NewerAttempt,
+    NewerFormat,
+    data_checksum,
 )
 
 __all__ = [

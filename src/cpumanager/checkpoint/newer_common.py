@@ -1,6 +1,6 @@
 """What the checkpoint formats after v1.35 share: the read record and the ``dataChecksum``.
 
-The CPU formats are in :mod:`newer_cpu`, the memory formats in :mod:`newer_memory`;
+The CPU formats are in ``cpu/v3_v4``, the memory formats in ``memory/v2_v3``;
 :mod:`newer` names them all.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from cpumanager.checkpoint import fastjson, gojson
-from cpumanager.checkpoint.checksum import clean_text, fnv1a_32
-from cpumanager.checkpoint.gotypes import GoScalar
+from cpumanager.checkpoint.go import fastjson, gojson
+from cpumanager.checkpoint.go.fnv import clean_text, fnv1a_32
+from cpumanager.checkpoint.go.gotypes import GoScalar
 
 __all__ = [
     "CHECKSUM",

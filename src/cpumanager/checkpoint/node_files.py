@@ -12,11 +12,13 @@ import base64
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from cpumanager.checkpoint import device, fastjson, gojson, memory
-from cpumanager.checkpoint.device import DeviceManagerCheckpoint, DeviceManagerCheckpointV1
-from cpumanager.checkpoint.device_restore import restore_device_state
-from cpumanager.checkpoint.memory import MachineState, MemoryManagerCheckpoint
-from cpumanager.checkpoint.memory_restore import restore_memory_state, validate_memory_state
+from cpumanager.checkpoint.device import codec as device
+from cpumanager.checkpoint.device.codec import DeviceManagerCheckpoint, DeviceManagerCheckpointV1
+from cpumanager.checkpoint.device.restore import restore_device_state
+from cpumanager.checkpoint.go import fastjson, gojson
+from cpumanager.checkpoint.memory import codec as memory
+from cpumanager.checkpoint.memory.codec import MachineState, MemoryManagerCheckpoint
+from cpumanager.checkpoint.memory.restore import restore_memory_state, validate_memory_state
 from cpumanager.core.gocompat import one_line
 from cpumanager.errors import CheckpointError, CheckpointFormatError
 
@@ -149,7 +151,7 @@ def verify_node_file(
     """The kubelet's verdict at start (memory: refuses to start; devices: starts without it).
 
     ``machine`` is the memory manager's default machine state for this machine and
-    reservation (:func:`~cpumanager.checkpoint.memory_restore.default_machine_state`); with it
+    reservation (:func:`~cpumanager.checkpoint.memory.restore.default_machine_state`); with it
     a ``Static`` state is validated as the policy's ``Start`` does.
     """
     notes: list[str] = []

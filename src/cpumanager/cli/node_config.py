@@ -3,8 +3,10 @@
 Reads the sources the kubelet reads (``--config`` file, ``--config-dir`` drop-ins, flags from
 a command line, a systemd unit or env files, or a ``/configz`` answer), assembles them in
 the kubelet's order (``adapters/kubelet_config_file.load_effective_config``) and prints each
-field under its v1beta1 name with where it came from. A configuration the kubelet would
-refuse prints every error it would give and exits 1.
+field under its v1beta1 name with where it came from. ``--kubelet-version`` picks the
+release whose defaults and checks apply (default: the newest). A configuration the kubelet
+would refuse prints the stage that refuses it (``loads``, ``validates`` or ``starts``) and
+every error it would give, and exits 1.
 """
 
 from __future__ import annotations
@@ -54,6 +56,13 @@ _WIDTH = 80  # the table fits a terminal this wide (long origins wrap)
     show_default=True,
     help="Where absolute paths named by the unit or flags (--config, EnvironmentFile=) are.",
 )
+@click.option(
+    "--kubelet-version",
+    "kubelet_version",
+    default=None,
+    metavar="1.N",
+    help="The kubelet release whose defaults and checks apply (default: the newest).",
+)
 @output_option
 @click.pass_context
 def config(
@@ -67,13 +76,16 @@ def config(
     env_files: tuple[Path, ...],
     configz: Path | None,
     root: Path,
+    kubelet_version: str | None,
     output: str,
 ) -> None:
     """The kubelet's effective configuration and where each field came from."""
     from cpumanager.adapters.kubelet_config_file import load_effective_config
+    from cpumanager.core.versions import NEWEST, parse_release
     from cpumanager.errors import KubeletConfigInvalidError
     from cpumanager.formats.kubelet_config.launch import split_command_line
 
+    release = NEWEST if kubelet_version is None else parse_release(kubelet_version)
     try:
         effective = load_effective_config(
             config=kubelet_config,
@@ -84,23 +96,54 @@ def config(
             env_files=env_files,
             configz=configz,
             root=root,
+            release=release,
         )
     except KubeletConfigInvalidError as err:
-        _emit({"valid": False, "errors": list(err.errors)}, output, errors=err.errors)
+        refusal = {
+            "valid": False,
+            "kubeletVersion": _release_name(release),
+            "stage": err.stage,
+            "kubelet": _kubelet_text(err),
+            "errors": list(err.errors),
+        }
+        _emit(refusal, output, errors=err.errors, stage=err.stage, release=release)
         ctx.exit(1)
     document = {
         "valid": True,
+        "kubeletVersion": _release_name(release),
         "sources": list(effective.sources),
         "rootDir": {"value": effective.root_dir, "from": effective.root_dir_origin},
         "fields": effective.fields(),
     }
+    if effective.warnings:
+        document["warnings"] = list(effective.warnings)
     if output in ("table", "wide"):
         _table(effective)
     else:
         _emit(document, output, errors=())
 
 
-def _emit(document: dict[str, object], output: str, *, errors: tuple[str, ...]) -> None:
+def _release_name(release: tuple[int, int]) -> str:
+    return f"{release[0]}.{release[1]}"
+
+
+def _kubelet_text(err: object) -> str:
+    """The line the kubelet itself would end with, for the stage that refuses."""
+    from cpumanager.errors import KubeletConfigInvalidError
+    from cpumanager.formats.kubelet_config.whole import kubelet_text
+
+    assert isinstance(err, KubeletConfigInvalidError)
+    return kubelet_text(err.stage, err.errors)
+
+
+def _emit(
+    document: dict[str, object],
+    output: str,
+    *,
+    errors: tuple[str, ...],
+    stage: str = "",
+    release: tuple[int, int] | None = None,
+) -> None:
     if output == "json":
         click.echo(json.dumps(document, sort_keys=True, separators=(",", ":")))
     elif output == "yaml":
@@ -108,7 +151,8 @@ def _emit(document: dict[str, object], output: str, *, errors: tuple[str, ...]) 
 
         click.echo(yaml.safe_dump(document, sort_keys=True, width=100), nl=False)
     else:
-        click.echo("the kubelet would refuse this configuration:", err=True)
+        where = f" (kubelet {_release_name(release)}, stage: {stage})" if release else ""
+        click.echo(f"the kubelet would refuse this configuration{where}:", err=True)
         for message in errors:
             click.echo(f"  {_printable(message)}", err=True)
 
@@ -172,3 +216,5 @@ def _table(effective: EffectiveConfig) -> None:
         if name in below:
             for line in _comma_lines(_printable(below[name]), indent="    "):
                 click.echo(line)
+    for warning in effective.warnings:
+        click.echo(f"warning: {_printable(warning)}", err=True)

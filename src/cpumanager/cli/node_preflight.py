@@ -102,12 +102,16 @@ def preflight(
             config=kubelet_config,
             config_dir=config_dir,
             flags=split_command_line(flags, source="--flags") if flags else (),
+            release=release,
         )
         check_release(node, release, config=effective.config)
         answer = check(node, effective.config)
     except KubeletConfigInvalidError as err:
         answer = Preflight(False, "; ".join(err.errors), list(err.errors))
-        answer.notes.append("The kubelet refuses the configuration itself: fix it first.")
+        answer.notes.append(
+            f"The kubelet {release[0]}.{release[1]} refuses the configuration itself (stage: "
+            f"{err.stage}): fix it first."
+        )
     except ConfigError as err:
         answer = Preflight(False, str(err), [str(err)])
         answer.notes.append("The kubelet refuses the configuration itself: fix it first.")

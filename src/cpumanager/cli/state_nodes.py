@@ -17,7 +17,7 @@ from cpumanager.cli.options import STRUCTURED, emit_as, emit_structured, wrap_li
 from cpumanager.errors import CheckpointError, InputError
 
 if TYPE_CHECKING:  # the memory and device codecs load only for those files (cold start)
-    from cpumanager.checkpoint.memory import MachineState
+    from cpumanager.checkpoint.memory.codec import MachineState
     from cpumanager.checkpoint.node_files import OtherKind
     from cpumanager.core.topology import CPUTopology
 
@@ -121,7 +121,7 @@ def default_state(topology: CPUTopology, reserved: dict[int, dict[str, int]]) ->
             )
             raise InputError(message)
         memory[node.id] = node.memory_bytes
-    from cpumanager.checkpoint.memory_restore import default_machine_state
+    from cpumanager.checkpoint.memory.restore import default_machine_state
 
     return default_machine_state(memory, system_reserved=reserved)
 

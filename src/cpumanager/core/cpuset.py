@@ -36,6 +36,8 @@ def _atoi(text: str, element: str, whole: str) -> int:
     digits = text[1:] if text[:1] in ("+", "-") else text
     if not digits or not digits.isascii() or not digits.isdigit():
         raise InvalidCPUSetError(whole, f"element {element!r} is not a number")
+    if len(digits.lstrip("0")) > 19:  # past int64 whatever the digits; int() refuses 4,300+
+        raise InvalidCPUSetError(whole, f"element {element[:40]!r} is out of range")
     value = int(digits)
     if text[:1] == "-":
         value = -value

@@ -34,9 +34,10 @@ node's pod list, ``nodeTopologyPodsFingerprint`` and ``nodeTopologyPodsFingerpri
 
 Where this differs from NFD's topology-updater, which reads the same PodResources data
 (allocatable CPU ids, device ids, memory blocks) and charges per pod what List reports:
-NFD publishes cpu with allocatable 0 under the ``none`` CPU manager and no memory or
-hugepages under the ``None`` memory manager (the plugin then refuses every Guaranteed pod
-there, which the kubelet admits); it charges exclusive CPUs by id but ignores
+NFD publishes cpu with allocatable 0 (or no cpu, in zones listing other resources) under
+the ``none`` CPU manager and no memory or hugepages under the ``None`` memory manager (the
+plugin then refuses, on single-numa-node nodes, every Guaranteed pod and every pod asking
+for memory, which the kubelet admits); it charges exclusive CPUs by id but ignores
 ``full-pcpus-only`` (a zone with free CPUs only on half-used cores looks usable); it takes
 memory blocks greedily from the lowest NUMA id of the block's set rather than from the
 memory manager's own per-NUMA accounting; it sets the fingerprint over every pod

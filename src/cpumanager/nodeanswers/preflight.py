@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from cpumanager.checkpoint.loader import restore_state
+from cpumanager.checkpoint.cpu.restore import restore_state
 from cpumanager.core.containermap import ContainerMap
 from cpumanager.core.gocompat import go_quote
 from cpumanager.core.ids import ContainerName, PodUID

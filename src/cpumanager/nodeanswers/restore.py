@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from cpumanager.adapters.memory_store import InMemoryStore
-from cpumanager.checkpoint import codec
-from cpumanager.checkpoint.device import attempt_device
-from cpumanager.checkpoint.device_restore import restore_device_state
-from cpumanager.checkpoint.memory import MemoryManagerCheckpoint
-from cpumanager.checkpoint.memory_restore import (
+from cpumanager.checkpoint.cpu import codec
+from cpumanager.checkpoint.device.codec import attempt_device
+from cpumanager.checkpoint.device.restore import restore_device_state
+from cpumanager.checkpoint.memory.codec import MemoryManagerCheckpoint
+from cpumanager.checkpoint.memory.restore import (
     default_machine_state,
     restore_memory_state,
     validate_memory_state,

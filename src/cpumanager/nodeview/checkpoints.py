@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import json
 
-from cpumanager.checkpoint import codec, device, memory
-from cpumanager.checkpoint.model import CheckpointV1, CheckpointV2
+from cpumanager.checkpoint.cpu import codec
+from cpumanager.checkpoint.cpu.model import CheckpointV1, CheckpointV2
+from cpumanager.checkpoint.device import codec as device
+from cpumanager.checkpoint.memory import codec as memory
 
 __all__ = ["CheckpointView", "checkpoint_view"]
 

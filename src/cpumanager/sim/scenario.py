@@ -349,7 +349,7 @@ def _state_bytes(raw: object, base: Path) -> bytes | None:
         except OSError as err:
             msg = f"state.file: cannot read {str(path)!r}: {err}"
             raise ScenarioError(msg) from err
-    from cpumanager.checkpoint.codec import encode_v2
+    from cpumanager.checkpoint.cpu.codec import encode_v2
     from cpumanager.core.state import StateSnapshot
 
     entries = _mapping(spec.get("entries") or {}, "state.entries")

@@ -100,6 +100,7 @@ def test_merge_default_eviction_settings() -> None:
         "nodefs.available": "10%",
         "nodefs.inodesFree": "5%",
         "imagefs.available": "15%",
+        "imagefs.inodesFree": "5%",
     }
     assert effective.origins["evictionHard"] == "file + defaults"
     plain = assemble(file=ConfigSource("f", {"evictionHard": {"memory.available": "1Gi"}}))
@@ -199,6 +200,7 @@ def test_drop_in_maps_add_to_the_default_eviction_signals() -> None:
         "nodefs.available": "10%",
         "nodefs.inodesFree": "5%",
         "imagefs.available": "15%",
+        "imagefs.inodesFree": "5%",
     }
 
 

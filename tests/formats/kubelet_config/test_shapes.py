@@ -115,6 +115,7 @@ def test_k3s_drop_ins_in_name_order() -> None:
         "nodefs.available": "5%",
         "nodefs.inodesFree": "5%",
         "imagefs.available": "5%",
+        "imagefs.inodesFree": "5%",
     }
     assert config.memory_reservation_bytes() == (512 + 100) * 2**20
     assert effective.origins["cpuManagerPolicy"] == "drop-in 50-cpu.conf"

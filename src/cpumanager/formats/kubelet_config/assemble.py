@@ -11,6 +11,12 @@ stands alone.
 
 Each field's origin is recorded: ``default``, ``file``, ``drop-in NAME``, ``flag --NAME`` or
 ``configz``.
+
+Given a kubelet ``release``, the result is checked as that release checks it, stage by stage
+(``KubeletConfigInvalidError.stage``): every field's type (``loads``), the feature gates and
+``ValidateKubeletConfiguration`` over the whole configuration (``validates``, see
+``whole.py``), then the managers' refusals when the container manager builds them
+(``starts``). Without a release, only the fields read here are checked, all at once.
 """
 
 from __future__ import annotations
@@ -18,7 +24,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from cpumanager.errors import ConfigError
+from cpumanager.core.versions import NEWEST, Release
+from cpumanager.errors import ConfigError, KubeletConfigInvalidError
+from cpumanager.formats.kubelet_config import whole
 from cpumanager.formats.kubelet_config.decode import build_config, check_kind, decode
 from cpumanager.formats.kubelet_config.defaults import (
     DEFAULT_ROOT_DIR,
@@ -26,9 +34,11 @@ from cpumanager.formats.kubelet_config.defaults import (
     apply_defaults,
     merge_default_eviction,
 )
+from cpumanager.formats.kubelet_config.document import load_refusal
 from cpumanager.formats.kubelet_config.fields import check_string_maps, fail, mapping
 from cpumanager.formats.kubelet_config.flags import KubeletFlags
 from cpumanager.formats.kubelet_config.model import KubeletConfig
+from cpumanager.formats.kubelet_config.validation import option_errors, startup_errors
 
 __all__ = ["ConfigSource", "EffectiveConfig", "assemble", "configz_body", "merge_patch"]
 
@@ -39,6 +49,7 @@ class ConfigSource:
 
     name: str
     body: object
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +61,8 @@ class EffectiveConfig:
     root_dir: str = DEFAULT_ROOT_DIR
     root_dir_origin: str = "default"
     sources: tuple[str, ...] = field(default_factory=tuple)
+    release: Release | None = None
+    warnings: tuple[str, ...] = field(default_factory=tuple)
 
     def fields(self) -> dict[str, dict[str, object]]:
         """Every field we read under its v1beta1 name: ``{"value": ..., "from": ...}``."""
@@ -87,11 +100,13 @@ def assemble(
     drop_ins: Sequence[ConfigSource] = (),
     flags: KubeletFlags | None = None,
     configz: ConfigSource | None = None,
+    release: Release | None = None,
 ) -> EffectiveConfig:
     """Merge the sources in the kubelet's order, then decode and validate the result.
 
     Raises ConfigError for a malformed source and KubeletConfigInvalidError listing every
-    validation error of the merged configuration.
+    validation error of the merged configuration. With ``release``, defaults and checks
+    are that kubelet release's, and the error carries the stage that refuses.
     """
     flags = flags if flags is not None else KubeletFlags()
     if configz is not None:
@@ -104,9 +119,9 @@ def assemble(
     sources: list[str] = []
     base: Mapping[str, object] = {}
     if file is not None:
-        base = _checked(file)
+        base = _checked(file, typed=release is not None)
         sources.append(f"file {file.name}")
-    raw, defaulted = apply_defaults(base)
+    raw, defaulted = apply_defaults(base, release=release or NEWEST)
     origins = {name: "default" if name in defaulted else "file" for name in raw}
     raw = _apply_drop_ins(raw, drop_ins, origins)
     sources += [f"drop-in {drop_in.name}" for drop_in in drop_ins]
@@ -122,17 +137,48 @@ def assemble(
         raw[name] = value
     if flags.fields:
         sources.append("flags")
-    raw, added = merge_default_eviction(raw)
+    raw, added = merge_default_eviction(raw, release=release or NEWEST)
     if added:
         origins["evictionHard"] = f"{origins['evictionHard']} + defaults"
-    config = build_config(raw, KubeletConfig, with_options=True)
+    if release is None:
+        config = build_config(raw, KubeletConfig, with_options=True)
+    else:
+        file_gates = base.get("featureGates") if isinstance(base, Mapping) else None
+        config = _staged(raw, release, file_gates=file_gates)
+    warnings = [w for source in (file, *drop_ins) if source is not None for w in source.warnings]
     return EffectiveConfig(
         config=config,
         origins={name: origins[name] for name in MANAGER_FIELDS if name in origins},
         root_dir=flags.root_dir or DEFAULT_ROOT_DIR,
         root_dir_origin="flag --root-dir" if flags.root_dir else "default",
         sources=tuple(sources),
+        release=release,
+        warnings=tuple(warnings),
     )
+
+
+def _staged(raw: Mapping[str, object], release: Release, *, file_gates: object) -> KubeletConfig:
+    """The kubelet's stages over the merged configuration; the first that refuses raises."""
+    try:
+        typed = whole.decode_fields(raw)
+    except ConfigError as err:
+        raise KubeletConfigInvalidError((err.message,), stage="loads") from err
+    gates = typed.get("featureGates")
+    gate_values = dict(gates) if isinstance(gates, Mapping) else {}
+    problem = whole.gate_error(gate_values, release)
+    if problem is not None:
+        raise KubeletConfigInvalidError(
+            (whole.gate_refusal(problem, release, from_file=isinstance(file_gates, Mapping)),),
+            stage="loads" if whole.gates_panic(release, file_gates) else "validates",
+        )
+    messages = whole.validation_messages(whole.defaulted(typed, release), release, gate_values)
+    if messages:
+        raise KubeletConfigInvalidError(tuple(messages), stage="validates")
+    config, errors = decode(raw, KubeletConfig)
+    errors = [*errors, *startup_errors(config), *option_errors(config)]
+    if errors:
+        raise KubeletConfigInvalidError(tuple(errors), stage="starts")
+    return config
 
 
 def _apply_drop_ins(
@@ -170,13 +216,21 @@ def _apply_drop_ins(
     return out
 
 
-def _checked(source: ConfigSource) -> Mapping[str, object]:
-    """The source's mapping; a mistyped field is reported with the source's name."""
+def _checked(source: ConfigSource, *, typed: bool = False) -> Mapping[str, object]:
+    """The source's mapping; a mistyped field is reported with the source's name.
+
+    ``typed`` checks every v1beta1 field's type with the kubelet's decoder text (stage
+    ``loads``), not only the fields read here.
+    """
     try:
         body = check_kind(source.body)
+        if typed:
+            whole.decode_fields(body)
         check_string_maps(body)
         decode(body, KubeletConfig)
     except ConfigError as err:
+        if typed:
+            raise load_refusal(source.name, f"failed to decode: {err.message}") from err
         msg = f"{source.name}: {err.message}"
         raise ConfigError(msg) from err
     return body

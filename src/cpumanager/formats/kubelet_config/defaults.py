@@ -7,8 +7,10 @@ kubeadm writes it gets the same defaults as an empty one. Explicit empty maps an
 (``evictionHard: {}``, ``enforceNodeAllocatable: []``) are not nil in Go and stay empty.
 
 ``evictionHard`` is defaulted by the kubelet's file loader, not by SetDefaults (its default
-is OS-specific); the Linux default is used here. With ``mergeDefaultEvictionSettings`` the
-default signals the configuration leaves out are added after all sources are merged.
+is OS-specific); the Linux default is used here, per release (:func:`eviction_hard_default`:
+``imagefs.inodesFree: 5%`` joined the four older signals in 1.30, kubernetes#121834). With
+``mergeDefaultEvictionSettings`` the default signals the configuration leaves out are added
+after all sources are merged.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from types import MappingProxyType
 
+from cpumanager.core.versions import NEWEST, Release
 from cpumanager.errors import ConfigError
 from cpumanager.formats.kubelet_config.fields import parse_go_duration
 
@@ -25,12 +28,14 @@ __all__ = [
     "DEFAULT_ROOT_DIR",
     "FIELD_DEFAULTS",
     "MANAGER_FIELDS",
+    "EVICTION_HARD_INODES_SINCE",
     "apply_defaults",
+    "eviction_hard_default",
     "merge_default_eviction",
 ]
 
-# Linux's eviction.DefaultEvictionHard (released kubelets up to 1.34).
-DEFAULT_EVICTION_HARD: Mapping[str, str] = MappingProxyType(
+# Linux's eviction.DefaultEvictionHard up to 1.29 ...
+_EVICTION_HARD_1_18: Mapping[str, str] = MappingProxyType(
     {
         "memory.available": "100Mi",
         "nodefs.available": "10%",
@@ -38,6 +43,20 @@ DEFAULT_EVICTION_HARD: Mapping[str, str] = MappingProxyType(
         "imagefs.available": "15%",
     }
 )
+# ... and from 1.30 on (kubernetes#121834 added imagefs.inodesFree; 1.32's code has five).
+EVICTION_HARD_INODES_SINCE: Release = (1, 30)
+_EVICTION_HARD_1_30: Mapping[str, str] = MappingProxyType(
+    {**_EVICTION_HARD_1_18, "imagefs.inodesFree": "5%"}
+)
+
+
+def eviction_hard_default(release: Release = NEWEST) -> Mapping[str, str]:
+    """Linux's default ``evictionHard`` in kubelet ``release``."""
+    return _EVICTION_HARD_1_30 if release >= EVICTION_HARD_INODES_SINCE else _EVICTION_HARD_1_18
+
+
+# The newest release's default (the one used when no release is named).
+DEFAULT_EVICTION_HARD: Mapping[str, str] = eviction_hard_default(NEWEST)
 DEFAULT_ROOT_DIR = "/var/lib/kubelet"  # --root-dir, a flag with no configuration field
 
 
@@ -108,24 +127,30 @@ MANAGER_FIELDS: tuple[str, ...] = (
 )
 
 
-def apply_defaults(raw: Mapping[str, object]) -> tuple[dict[str, object], frozenset[str]]:
-    """``raw`` with every unset manager field defaulted, and the names that were defaulted."""
+def apply_defaults(
+    raw: Mapping[str, object], *, release: Release = NEWEST
+) -> tuple[dict[str, object], frozenset[str]]:
+    """``raw`` with every unset manager field defaulted as kubelet ``release`` defaults it,
+    and the names that were defaulted."""
     out = dict(raw)
     defaulted = set()
     for name, (unset, default) in FIELD_DEFAULTS.items():
         if unset(out.get(name)):
-            out[name] = _copy(default)
+            value = dict(eviction_hard_default(release)) if name == "evictionHard" else default
+            out[name] = _copy(value)
             defaulted.add(name)
     return out, frozenset(defaulted)
 
 
-def merge_default_eviction(raw: Mapping[str, object]) -> tuple[dict[str, object], bool]:
+def merge_default_eviction(
+    raw: Mapping[str, object], *, release: Release = NEWEST
+) -> tuple[dict[str, object], bool]:
     """With ``mergeDefaultEvictionSettings: true``, the default signals left out are added."""
     out = dict(raw)
     current = out.get("evictionHard")
     if out.get("mergeDefaultEvictionSettings") is not True or not isinstance(current, Mapping):
         return out, False
-    merged = {**DEFAULT_EVICTION_HARD, **current}
+    merged = {**eviction_hard_default(release), **current}
     out["evictionHard"] = merged
     return out, len(merged) != len(current)
 

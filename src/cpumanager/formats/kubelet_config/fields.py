@@ -8,7 +8,6 @@ a wrong type is a decoding error for the kubelet too, so it stops at the first o
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from fractions import Fraction
 from types import MappingProxyType
@@ -29,6 +28,7 @@ __all__ = [
     "feature_gates",
     "format_bytes",
     "format_go_duration",
+    "go_duration_nanos",
     "int_field",
     "mapping",
     "options",
@@ -40,18 +40,6 @@ __all__ = [
 ]
 
 RESERVABLE = ("cpu", "memory", "ephemeral-storage", "pid")
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
-_DURATION_UNITS = {
-    "ns": Fraction(1, 10**9),
-    "us": Fraction(1, 10**6),
-    "µs": Fraction(1, 10**6),
-    "μs": Fraction(1, 10**6),
-    "ms": Fraction(1, 1000),
-    "s": Fraction(1),
-    "m": Fraction(60),
-    "h": Fraction(3600),
-}
-_MAX_DURATION_S = Fraction(2**63 - 1, 10**9)  # Go's time.Duration is int64 nanoseconds
 
 
 # v1beta1 fields typed map[string]string: the kubelet's JSON decoder refuses a YAML boolean
@@ -106,32 +94,127 @@ def empty_map() -> Mapping[str, str]:
     return MappingProxyType({})
 
 
-def parse_go_duration(text: str, *, field: str = "duration") -> Fraction:
-    """Go's ``time.ParseDuration`` for non-negative durations, in seconds."""
-    if text == "0":
-        return Fraction(0)
+_GO_UNITS = {
+    "ns": 1,
+    "us": 10**3,
+    "\u00b5s": 10**3,  # micro sign
+    "\u03bcs": 10**3,  # Greek mu
+    "ms": 10**6,
+    "s": 10**9,
+    "m": 60 * 10**9,
+    "h": 3600 * 10**9,
+}
+_OVER = 1 << 63  # Go's bound while summing (uint64 compared with 1<<63)
+
+
+def _go_time_quote(text: str) -> str:
+    """The ``time`` package's own quoting: non-ASCII and control bytes as ``\\xNN``."""
+    out = ['"']
+    for ch in text:
+        if ord(ch) >= 0x80 or ch < " ":
+            out.extend(f"\\x{byte:02x}" for byte in ch.encode("utf-8", "surrogatepass"))
+        else:
+            out.append("\\" + ch if ch in '"\\' else ch)
+    out.append('"')
+    return "".join(out)
+
+
+def go_duration_nanos(text: str) -> int:
+    """Go's ``time.ParseDuration`` exactly: signed nanoseconds, or ValueError with Go's text.
+
+    A sign, then one or more ``<number><unit>`` parts (``1h30m``, ``-1.5s``, ``.5ms``);
+    ``0`` alone (or ``-0``/``+0``) needs no unit. Fractions are rounded toward zero through
+    float64 as Go does, and the total must fit an int64 (``-9223372036854775808ns`` fits).
+    """
+    invalid = f"time: invalid duration {_go_time_quote(text)}"
     rest = text
-    total = Fraction(0)
+    negative = False
+    if rest[:1] in ("-", "+"):
+        negative = rest[0] == "-"
+        rest = rest[1:]
+    if rest == "0":
+        return 0
     if not rest:
-        fail(f"{field}: {text!r} is not a duration; write e.g. '10s', '500ms' or '1m30s'")
+        raise ValueError(invalid)
+    total = 0
     while rest:
-        match = _DURATION_PART.match(rest)
-        if match is None:
-            fail(f"{field}: {text!r} is not a duration; write e.g. '10s', '500ms' or '1m30s'")
-        total += Fraction(match[1]) * _DURATION_UNITS[match[2]]
-        rest = rest[match.end() :]
-    if total > _MAX_DURATION_S:
-        fail(f"{field}: {text!r} is longer than Go's time.Duration can hold; shorten it")
+        if not (rest[0] == "." or "0" <= rest[0] <= "9"):
+            raise ValueError(invalid)
+        digits = len(rest) - len(rest.lstrip("0123456789"))
+        whole = 0
+        for ch in rest[:digits]:
+            if whole > _OVER // 10:
+                raise ValueError(invalid)
+            whole = whole * 10 + int(ch)
+            if whole > _OVER:
+                raise ValueError(invalid)
+        rest = rest[digits:]
+        frac, scale, has_frac = 0, 1.0, False
+        if rest[:1] == ".":
+            rest = rest[1:]
+            count = len(rest) - len(rest.lstrip("0123456789"))
+            has_frac = count > 0
+            overflow = False
+            for ch in rest[:count]:
+                if overflow:
+                    continue
+                if frac > (_OVER - 1) // 10:
+                    overflow = True
+                    continue
+                bigger = frac * 10 + int(ch)
+                if bigger > _OVER:
+                    overflow = True
+                    continue
+                frac, scale = bigger, scale * 10
+            rest = rest[count:]
+        if not digits and not has_frac:
+            raise ValueError(invalid)
+        end = 0
+        while end < len(rest) and not (rest[end] == "." or "0" <= rest[end] <= "9"):
+            end += 1
+        if end == 0:
+            missing = f"time: missing unit in duration {_go_time_quote(text)}"
+            raise ValueError(missing)
+        unit_text, rest = rest[:end], rest[end:]
+        unit = _GO_UNITS.get(unit_text)
+        if unit is None:
+            unknown = f"time: unknown unit {_go_time_quote(unit_text)} in duration "
+            raise ValueError(unknown + _go_time_quote(text))
+        if whole > _OVER // unit:
+            raise ValueError(invalid)
+        whole *= unit
+        if frac > 0:
+            whole += int(float(frac) * (float(unit) / scale))
+            if whole > _OVER:
+                raise ValueError(invalid)
+        total += whole
+        if total > _OVER:
+            raise ValueError(invalid)
+    if negative:
+        return -total
+    if total > _OVER - 1:
+        raise ValueError(invalid)
     return total
 
 
+def parse_go_duration(text: str, *, field: str = "duration") -> Fraction:
+    """Go's ``time.ParseDuration`` (negative durations included), in seconds."""
+    try:
+        nanos = go_duration_nanos(text)
+    except ValueError as err:
+        fail(f"{field}: {err}; write e.g. '10s', '500ms' or '1m30s'")
+    return Fraction(nanos, 10**9)
+
+
 def format_go_duration(seconds: Fraction) -> str:
-    """Go's ``Duration.String()`` for non-negative whole nanoseconds: ``1m30s``, ``500ms``."""
+    """Go's ``Duration.String()`` for whole nanoseconds: ``1m30s``, ``500ms``, ``-5s``."""
     nanos = math.floor(seconds * 10**9)
+    if nanos < 0:
+        return "-" + format_go_duration(Fraction(-nanos, 10**9))
     if nanos == 0:
         return "0s"
     if nanos < 10**9:
-        for unit, size in (("ms", 10**6), ("µs", 10**3), ("ns", 1)):
+        for unit, size in (("ms", 10**6), ("\u00b5s", 10**3), ("ns", 1)):
             if nanos >= size:
                 return _decimal(nanos, size) + unit
     hours, rest = divmod(nanos, 3600 * 10**9)

@@ -57,6 +57,7 @@ __all__ = [
     "reserved_memory_per_node",
 ]
 
+
 def _no_reservation() -> Mapping[str, Fraction]:
     return MappingProxyType({})
 

@@ -1,0 +1,222 @@
+"""A KubeletConfiguration file's text, decoded as the kubelet's loader decodes it (pure).
+
+The kubelet (``kubeletconfig/configfiles`` and ``kubeletconfig/util/codec``) refuses an
+empty file, then hands the bytes to its scheme's universal decoder:
+
+* bytes whose first non-blank character is ``{`` are taken for JSON, so flow-style YAML
+  such as ``{kind: KubeletConfiguration}`` is a JSON syntax error;
+* anything else is YAML, converted to JSON; a document that is only a comment is ``null``;
+* ``apiVersion`` and ``kind`` must be present (``Object 'Kind' is missing in '...'``, quoting
+  the file) and name a registered type (``kubelet.config.k8s.io/v1beta1``,
+  ``KubeletConfiguration``);
+* strict decoding (duplicate or unknown fields) failing falls back to lenient decoding of
+  v1beta1, with a warning; a field of the wrong type is an error.
+
+Every refusal here is stage ``loads``, wrapped as the kubelet wraps it
+(``failed to load kubelet config file, path: P, error: ...``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import yaml
+
+from cpumanager.errors import ConfigError, KubeletConfigInvalidError
+from cpumanager.formats.kubelet_config.whole import FIELD_KINDS
+
+__all__ = ["GROUP", "KIND", "LoadedDocument", "decode_file", "load_refusal"]
+
+GROUP = "kubelet.config.k8s.io"
+KIND = "KubeletConfiguration"
+_VERSIONS = ("v1beta1",)  # the only external version the kubelet's scheme registers
+_SCHEME = "k8s.io/kubernetes/pkg/kubelet/apis/config/scheme/scheme.go:33"  # 1.32's text
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedDocument:
+    """The decoded mapping, and the kubelet's warnings (lenient decoding) about it."""
+
+    body: Mapping[str, object]
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+
+def load_refusal(path: str, detail: str) -> KubeletConfigInvalidError:
+    """The kubelet's refusal of a configuration file it cannot load (stage ``loads``)."""
+    text = (
+        f"failed to load kubelet config file, path: {path}, error: failed to load Kubelet "
+        f"config file {path}, error {detail}"
+    )
+    return KubeletConfigInvalidError((text,), stage="loads")
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that records duplicate keys (the kubelet's strict pass refuses them)."""
+
+    duplicates: list[str]
+
+
+def _mapping_with_duplicates(loader: _StrictLoader, node: yaml.MappingNode) -> dict[object, object]:
+    seen: set[object] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            if key in seen:
+                loader.duplicates.append(str(key))
+            seen.add(key)
+        except TypeError:
+            pass
+    return loader.construct_mapping(node, deep=True)
+
+
+_StrictLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+    _mapping_with_duplicates,
+)
+
+
+def _json_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    out: dict[str, object] = {}
+    dups: list[str] = []
+    for key, value in pairs:
+        if key in out:
+            dups.append(key)
+        out[key] = value
+    if dups:
+        out["\x00duplicates"] = dups
+    return out
+
+
+def decode_file(text: str, *, path: str) -> LoadedDocument:
+    """The file's mapping as the kubelet decodes it; KubeletConfigInvalidError (``loads``)."""
+    if text == "":
+        raise load_refusal(path, f'kubelet config file "{path}" was empty')
+    if text.lstrip(" \t\r\n").startswith("{"):
+        body, duplicates = _decode_json(text, path)
+    else:
+        body, duplicates = _decode_yaml(text, path)
+    if body is None or not isinstance(body, Mapping):
+        shown = "null" if body is None else json.dumps(body)
+        if body is None:
+            raise load_refusal(path, f"failed to decode: Object 'Kind' is missing in '{text}'")
+        msg = (
+            "failed to decode: couldn't get version/kind; json parse error: json: cannot "
+            f"unmarshal {_kind_of(body)} into Go value of type struct {{ APIVersion string "
+            f'"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }}'
+        )
+        del shown
+        raise load_refusal(path, msg)
+    _check_type_meta(body, text, path)
+    warnings: list[str] = []
+    strict = [f'duplicate field "{name}"' for name in duplicates]
+    strict += [f'unknown field "{name}"' for name in body if name not in FIELD_KINDS]
+    if strict:
+        warnings.append(
+            "Using lenient decoding as strict decoding failed: strict decoding error: "
+            + ", ".join(strict)
+        )
+    return LoadedDocument(body=body, warnings=tuple(warnings))
+
+
+def _kind_of(value: object) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _decode_json(text: str, path: str) -> tuple[object, list[str]]:
+    try:
+        body = json.loads(text, object_pairs_hook=_json_duplicates)
+    except ValueError as err:
+        detail = _go_json_syntax(text, err)
+        msg = f"failed to decode: couldn't get version/kind; json parse error: {detail}"
+        raise load_refusal(path, msg) from err
+    duplicates: list[str] = []
+    if isinstance(body, dict):
+        found = body.pop("\x00duplicates", [])
+        duplicates = list(found) if isinstance(found, list) else []
+    return body, duplicates
+
+
+def _go_json_syntax(text: str, err: ValueError) -> str:
+    """Go's JSON syntax error for the first bad character (``invalid character 'k' looking
+    for beginning of object key string``), as near as the position Python reports."""
+    position = getattr(err, "pos", None)
+    if not isinstance(position, int) or position >= len(text):
+        return "unexpected end of JSON input"
+    char = text[position]
+    shown = "'\\''" if char == "'" else f"'{char}'"
+    if "Expecting property name" in str(err):
+        return f"invalid character {shown} looking for beginning of object key string"
+    if "Expecting value" in str(err):
+        return f"invalid character {shown} looking for beginning of value"
+    if "Extra data" in str(err):
+        return f"invalid character {shown} after top-level value"
+    return f"invalid character {shown} after object key:value pair"
+
+
+def _decode_yaml(text: str, path: str) -> tuple[object, list[str]]:
+    loader = _StrictLoader(text)
+    loader.duplicates = []
+    try:
+        body = loader.get_single_data()
+    except yaml.composer.ComposerError:
+        # More than one document: the kubelet's YAML reader takes the first.
+        loader = _StrictLoader(text)
+        loader.duplicates = []
+        body = next(iter(_documents(loader)), None)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"line {mark.line}: " if mark is not None else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        msg = f"failed to decode: yaml: {where}{problem}"
+        raise load_refusal(path, msg) from err
+    finally:
+        loader.dispose()
+    return body, loader.duplicates
+
+
+def _documents(loader: _StrictLoader) -> list[object]:
+    out: list[object] = []
+    while loader.check_data():  # type: ignore[no-untyped-call]
+        out.append(loader.get_data())
+        break
+    return out
+
+
+def _check_type_meta(body: Mapping[str, object], text: str, path: str) -> None:
+    api_version = body.get("apiVersion")
+    kind = body.get("kind")
+    for name, value in (("apiVersion", api_version), ("kind", kind)):
+        if value is not None and not isinstance(value, str):
+            msg = (
+                "failed to decode: couldn't get version/kind; json parse error: json: cannot "
+                f"unmarshal {_kind_of(value)} into Go struct field .{name} of type string"
+            )
+            raise load_refusal(path, msg)
+    if not kind:
+        raise load_refusal(path, f"failed to decode: Object 'Kind' is missing in '{text}'")
+    if not api_version:
+        raise load_refusal(path, f"failed to decode: Object 'apiVersion' is missing in '{text}'")
+    assert isinstance(api_version, str)
+    assert isinstance(kind, str)
+    group, _, version = api_version.rpartition("/")
+    if group != GROUP or version not in _VERSIONS or kind != KIND:
+        msg = (
+            f'failed to decode: no kind "{kind}" is registered for version "{api_version}" in '
+            f'scheme "{_SCHEME}"'
+        )
+        raise load_refusal(path, msg)
+
+
+def type_refusal(path: str, err: ConfigError) -> KubeletConfigInvalidError:
+    """A field of the wrong type, refused at ``loads`` with the decoder's text."""
+    return load_refusal(path, f"failed to decode: {err.message}")

@@ -1,0 +1,126 @@
+"""A configuration file decoded as the kubelet's loader decodes it (document.py).
+
+Expected texts are 1.32's loader and codec (``kubeletconfig/configfiles``,
+``kubeletconfig/util/codec`` over the scheme's universal decoder) on the same bytes.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cpumanager.errors import KubeletConfigInvalidError
+from cpumanager.formats.kubelet_config.document import decode_file
+
+HEAD = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+WRAP = (
+    "failed to load kubelet config file, path: k.yaml, error: failed to load Kubelet config "
+    "file k.yaml, error "
+)
+NO_KIND = 'failed to decode: no kind "'
+JSON_PARSE = "failed to decode: couldn't get version/kind; json parse error: "
+SCHEME = 'in scheme "k8s.io/kubernetes/pkg/kubelet/apis/config/scheme/scheme.go:33"'
+TYPEMETA = (
+    'Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
+    'Kind string "json:\\"kind,omitempty\\"" }'
+)
+
+REFUSED = [
+    ("", 'kubelet config file "k.yaml" was empty'),
+    ("# only a comment\n", "failed to decode: Object 'Kind' is missing in '# only a comment\n'"),
+    ("   \n", "failed to decode: Object 'Kind' is missing in '   \n'"),
+    (
+        "{apiVersion: kubelet.config.k8s.io/v1beta1, kind: KubeletConfiguration}\n",
+        "failed to decode: couldn't get version/kind; json parse error: invalid character 'a' "
+        "looking for beginning of object key string",
+    ),
+    (
+        '{"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration"}\n'
+        "maxPods: 3\n",
+        "failed to decode: couldn't get version/kind; json parse error: invalid character 'm' "
+        "after top-level value",
+    ),
+    (
+        '{"kind": "KubeletConfiguration", ',
+        "failed to decode: couldn't get version/kind; json parse error: unexpected end of JSON "
+        "input",
+    ),
+    (
+        "kind: KubeletConfiguration\n",
+        "failed to decode: Object 'apiVersion' is missing in 'kind: KubeletConfiguration\n'",
+    ),
+    (
+        "apiVersion: kubelet.config.k8s.io/v1beta1\n",
+        "failed to decode: Object 'Kind' is missing in "
+        "'apiVersion: kubelet.config.k8s.io/v1beta1\n'",
+    ),
+    (
+        "apiVersion: kubelet.config.k8s.io/v1\nkind: KubeletConfiguration\n",
+        'failed to decode: no kind "KubeletConfiguration" is registered for version '
+        f'"kubelet.config.k8s.io/v1" {SCHEME}',
+    ),
+    (
+        "apiVersion: foo/v1beta1\nkind: KubeletConfiguration\n",
+        NO_KIND + f'KubeletConfiguration" is registered for version "foo/v1beta1" {SCHEME}',
+    ),
+    (
+        "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: Kubelet\n",
+        NO_KIND + f'Kubelet" is registered for version "kubelet.config.k8s.io/v1beta1" {SCHEME}',
+    ),
+    (
+        "- a\n- b\n",
+        JSON_PARSE + f"json: cannot unmarshal array into {TYPEMETA}",
+    ),
+    (
+        "hello\n",
+        JSON_PARSE + f"json: cannot unmarshal string into {TYPEMETA}",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "detail"), REFUSED)
+def test_refused_while_loading(text: str, detail: str) -> None:
+    with pytest.raises(KubeletConfigInvalidError) as caught:
+        decode_file(text, path="k.yaml")
+    assert caught.value.stage == "loads"
+    assert caught.value.errors == (WRAP + detail,)
+
+
+ACCEPTED = [
+    (HEAD, {}, ()),
+    ('{"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration"}', {}, ()),
+    (
+        HEAD + "maxPods: 10\nmaxPods: 20\n",
+        {"maxPods": 20},
+        (
+            "Using lenient decoding as strict decoding failed: strict decoding error: "
+            'duplicate field "maxPods"',
+        ),
+    ),
+    (
+        '{"kind": "KubeletConfiguration", "apiVersion": "kubelet.config.k8s.io/v1beta1", '
+        '"maxPods": 10, "maxPods": 20}',
+        {"maxPods": 20},
+        (
+            "Using lenient decoding as strict decoding failed: strict decoding error: "
+            'duplicate field "maxPods"',
+        ),
+    ),
+    (
+        HEAD + "MaxPods: 5\n",  # field names are case-sensitive: an unknown field
+        {"MaxPods": 5},
+        (
+            "Using lenient decoding as strict decoding failed: strict decoding error: "
+            'unknown field "MaxPods"',
+        ),
+    ),
+    (HEAD + "---\nmaxPods: 3\n", {}, ()),  # the first document is the file
+    (HEAD + "cpuManagerReconcilePeriod: -5s\n", {"cpuManagerReconcilePeriod": "-5s"}, ()),
+]
+
+
+@pytest.mark.parametrize(("text", "fields", "warnings"), ACCEPTED)
+def test_accepted(text: str, fields: dict[str, object], warnings: tuple[str, ...]) -> None:
+    loaded = decode_file(text, path="k.yaml")
+    body = {k: v for k, v in loaded.body.items() if k not in ("apiVersion", "kind")}
+    assert body == fields
+    assert loaded.warnings == warnings
