@@ -90,9 +90,23 @@ def _notes(event: Mapping[str, Any]) -> list[str]:
 
 
 def _say(console: Console, text: str | RenderableType, indent: int = 0) -> None:
-    """Print plain text (never markup) or a renderable, wrapped with a hanging indent."""
-    body = Text(text) if isinstance(text, str) else text
-    console.print(Padding(body, (0, 0, 0, indent)))
+    """Print plain text (never markup) or a renderable at ``indent``; text wraps between
+    words (a bullet's continuation lines hang under its text)."""
+    if not isinstance(text, str):
+        console.print(Padding(text, (0, 0, 0, indent)))
+        return
+    import textwrap
+
+    hang = "  " if text.startswith("- ") else ""
+    lines = textwrap.wrap(
+        text,
+        width=max(20, console.width - indent),
+        subsequent_indent=hang,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    for line in lines or [""]:
+        console.print(Padding(Text(line), (0, 0, 0, indent)))
 
 
 def _widths(total: int) -> dict[str, int]:
