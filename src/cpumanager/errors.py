@@ -38,14 +38,20 @@ simulator and ``compute`` can print the kubelet's names.
 
 from __future__ import annotations
 
+# Every character str.splitlines() breaks at, escaped: a message quoting a hostile value
+# (a policy name holding a newline) stays one line by construction.
+_LINE_BREAKS = str.maketrans({c: repr(c)[1:-1] for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"})
+
 
 class CpuManagerError(Exception):
-    """Root of every error raised by cpumanager."""
+    """Root of every error raised by cpumanager; its message is one line (line breaks in
+    it are escaped)."""
 
     exit_code: int = 1
     reason: str = "CpuManagerError"
 
     def __init__(self, message: str) -> None:
+        message = message.translate(_LINE_BREAKS)
         super().__init__(message)
         self.message = message
 

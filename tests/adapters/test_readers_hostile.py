@@ -183,3 +183,17 @@ def test_11_a_dangling_config_yaml_link_is_invalid(tmp_path: Path) -> None:
     snap = collect_snapshot(CollectOptions(root=tmp_path, kubelet_root=kubelet))
     assert snap.config is not None
     assert snap.config.status == "invalid"
+
+
+def test_9_names_too_long_for_the_system_are_absent_or_refused(tmp_path: Path) -> None:
+    # Found by the source fuzzer: stat() of a name past PATH_MAX raised an OSError.
+    long = "/" + "x" * 300 + ("/" + "y" * 250) * 20
+    unit = write(
+        tmp_path / "lib/kubelet.service",
+        f"[Service]\nEnvironmentFile=-{long}\nExecStart=/usr/bin/kubelet --max-pods=7\n",
+    )
+    assert read_systemd_unit_argv(unit, root=tmp_path) == ["/usr/bin/kubelet", "--max-pods=7"]
+    with pytest.raises(InputError):
+        load_effective_config(flags=[f"--config-dir={long}"], root=tmp_path)
+    with pytest.raises(InputError):
+        load_effective_config(flags=[f"--config={long}"], root=tmp_path)

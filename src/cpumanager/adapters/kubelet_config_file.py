@@ -14,6 +14,7 @@ the kubelet's wording.
 from __future__ import annotations
 
 import json
+import os
 import posixpath
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -32,7 +33,12 @@ from cpumanager.formats.kubelet_config import (
     assemble,
     parse_kubelet_flags,
 )
-from cpumanager.formats.kubelet_config.document import decode_file
+from cpumanager.formats.kubelet_config.assemble import DROP_IN_CHECKS_SINCE
+from cpumanager.formats.kubelet_config.document import (
+    YamlSyntaxError,
+    decode_drop_in,
+    decode_file,
+)
 from cpumanager.formats.kubelet_config.fields import check_string_maps
 from cpumanager.formats.kubelet_config.launch import (
     argv_from_env,
@@ -67,6 +73,48 @@ def _load_yaml(text: str, *, source: str) -> object:
         msg = f"{source}: holds {len(docs)} YAML documents; give one KubeletConfiguration"
         raise ConfigError(msg)
     return {} if not docs or docs[0] is None else docs[0]
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that records duplicate keys (the kubelet's strict pass refuses them)."""
+
+    duplicates: list[str]
+
+
+def _mapping_with_duplicates(loader: _StrictLoader, node: yaml.MappingNode) -> dict[object, object]:
+    seen: set[object] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            if key in seen:
+                loader.duplicates.append(str(key))
+            seen.add(key)
+        except TypeError:
+            pass
+    return loader.construct_mapping(node, deep=True)
+
+
+_StrictLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+    _mapping_with_duplicates,
+)
+
+
+def parse_yaml_keeping_duplicates(text: str) -> tuple[object, list[str]]:
+    """The first YAML document (the kubelet's YAML reader takes the first), and the keys
+    found twice in a mapping; YamlSyntaxError with the parser's line and problem."""
+    loader = _StrictLoader(text)
+    loader.duplicates = []
+    try:
+        found = loader.check_data()  # type: ignore[no-untyped-call]
+        body = loader.get_data() if found else None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise YamlSyntaxError(mark.line if mark is not None else None, problem) from err
+    finally:
+        loader.dispose()
+    return body, loader.duplicates
 
 
 def kubelet_config_from_text(text: str, *, source: str) -> KubeletConfig:
@@ -109,7 +157,7 @@ def read_config_source(
     )
     if as_kubelet:
         try:
-            loaded = decode_file(text, path=str(path))
+            loaded = decode_file(text, path=str(path), parse_yaml=parse_yaml_keeping_duplicates)
         except RecursionError as err:
             msg = f"{path}: nested too deeply to read; fix the file"
             raise ConfigError(msg) from err
@@ -123,9 +171,13 @@ def read_config_source(
     return ConfigSource(name=name or str(path), body=_load_yaml(text, source=str(path)))
 
 
-def read_drop_in_dir(directory: Path) -> list[ConfigSource]:
-    """``*.conf`` drop-ins in the order the kubelet walks them (lexical, depth first)."""
-    if not directory.is_dir():
+def read_drop_in_dir(directory: Path, *, as_kubelet: bool = False) -> list[ConfigSource]:
+    """``*.conf`` drop-ins in the order the kubelet walks them (lexical, depth first).
+
+    ``as_kubelet`` loads each as 1.32's kubelet does (kind and apiVersion required, a key
+    given twice refused; ``formats.kubelet_config.document.decode_drop_in``).
+    """
+    if not os.path.isdir(directory):  # False on any OSError, e.g. a name too long
         msg = (
             f"failed to walk through kubelet dropin directory {str(directory)!r}: it is not a "
             "directory; check --config-dir"
@@ -133,10 +185,32 @@ def read_drop_in_dir(directory: Path) -> list[ConfigSource]:
         raise InputError(msg)
     found: list[Path] = []
     _walk(directory, found, depth=0)
+    if as_kubelet:
+        return [_kubelet_drop_in(path, directory) for path in found]
     return [
         read_config_source(path, inside=directory, name=str(path.relative_to(directory)))
         for path in found
     ]
+
+
+def _kubelet_drop_in(path: Path, directory: Path) -> ConfigSource:
+    text = read_bounded_text(
+        path, what="kubelet configuration", max_bytes=MAX_FILE_BYTES, inside=directory
+    )
+    try:
+        loaded = decode_drop_in(
+            text,
+            path=str(path),
+            directory=str(directory),
+            parse_yaml=parse_yaml_keeping_duplicates,
+        )
+    except RecursionError as err:
+        msg = f"{path}: nested too deeply to read; fix the file"
+        raise ConfigError(msg) from err
+    if limits.depth_of(loaded.body) > limits.MAX_DEPTH:
+        msg = f"{path}: nested deeper than {limits.MAX_DEPTH} levels; fix the file"
+        raise ConfigError(msg)
+    return ConfigSource(name=str(path.relative_to(directory)), body=loaded.body)
 
 
 def _walk(directory: Path, found: list[Path], *, depth: int) -> None:
@@ -213,7 +287,7 @@ def read_systemd_unit_argv(unit: Path, *, root: Path = Path("/")) -> list[str]:
     environment = dict(service.environment)
     for named, optional in service.environment_files:
         path = _under(root, named)
-        if optional and not path.exists():
+        if optional and not os.path.lexists(path):  # any OSError (a name too long): absent
             continue
         text = read_bounded_text(
             path, what="environment file", max_bytes=MAX_FILE_BYTES, inside=root
@@ -287,5 +361,8 @@ def load_effective_config(
         if config is not None
         else None
     )
-    drop_ins = read_drop_in_dir(config_dir) if config_dir is not None else []
+    strict_drop_ins = release is not None and release >= DROP_IN_CHECKS_SINCE
+    drop_ins = (
+        read_drop_in_dir(config_dir, as_kubelet=strict_drop_ins) if config_dir is not None else []
+    )
     return assemble(file=file, drop_ins=drop_ins, flags=parsed, release=release)

@@ -152,7 +152,11 @@ def _emit(
         click.echo(yaml.safe_dump(document, sort_keys=True, width=100), nl=False)
     else:
         where = f" (kubelet {_release_name(release)}, stage: {stage})" if release else ""
-        click.echo(f"the kubelet would refuse this configuration{where}:", err=True)
+        head = f"the kubelet would refuse this configuration{where}:"
+        if len(errors) == 1:  # one refusal, one line
+            click.echo(f"{head} {_printable(errors[0])}", err=True)
+            return
+        click.echo(head, err=True)
         for message in errors:
             click.echo(f"  {_printable(message)}", err=True)
 

@@ -8,8 +8,15 @@ from __future__ import annotations
 
 import pytest
 
+from cpumanager.adapters.kubelet_config_file import parse_yaml_keeping_duplicates
 from cpumanager.errors import KubeletConfigInvalidError
-from cpumanager.formats.kubelet_config.document import decode_file
+from cpumanager.formats.kubelet_config.document import LoadedDocument, decode_drop_in
+from cpumanager.formats.kubelet_config.document import decode_file as decode
+
+
+def decode_file(text: str, *, path: str) -> LoadedDocument:
+    return decode(text, path=path, parse_yaml=parse_yaml_keeping_duplicates)
+
 
 HEAD = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
 WRAP = (
@@ -124,3 +131,51 @@ def test_accepted(text: str, fields: dict[str, object], warnings: tuple[str, ...
     body = {k: v for k, v in loaded.body.items() if k not in ("apiVersion", "kind")}
     assert body == fields
     assert loaded.warnings == warnings
+
+
+DROP_IN_WRAP = (
+    'failed to merge kubelet configs: failed to walk through kubelet dropin directory "d": '
+    "failed to load kubelet dropin file, path: d/x.conf"
+)
+# 1.32's mergeKubeletConfigurations over its loader's LoadIntoJSON, on the same bytes
+DROP_INS_REFUSED = [
+    ("", ', error: kubelet config file "d/x.conf" was empty'),
+    ("maxPods: 5\n", ", error: Object 'Kind' is missing in 'maxPods: 5\n'"),
+    ("# c\n", ", error: Object 'Kind' is missing in '# c\n'"),
+    (
+        "{maxPods: 5}\n",
+        ", error: couldn't get version/kind; json parse error: invalid character 'm' looking "
+        "for beginning of object key string",
+    ),
+    (
+        HEAD + "maxPods: 5\nmaxPods: 6\n",
+        ', error: strict decoding error: yaml: unmarshal errors:\n  line 4: key "maxPods" '
+        "already set in map",
+    ),
+    (
+        "apiVersion: kubelet.config.k8s.io/v1\nkind: KubeletConfiguration\n",
+        ", unknown apiVersion/kind: kubelet.config.k8s.io/v1, Kind=KubeletConfiguration",
+    ),
+    ("kind: KubeletConfiguration\n", ", unknown apiVersion/kind: /, Kind=KubeletConfiguration"),
+    ("apiVersion: v1\nkind: Pod\n", ", unknown apiVersion/kind: /v1, Kind=Pod"),
+]
+
+
+@pytest.mark.parametrize(("text", "detail"), DROP_INS_REFUSED)
+def test_drop_ins_refused_while_loading(text: str, detail: str) -> None:
+    with pytest.raises(KubeletConfigInvalidError) as caught:
+        decode_drop_in(
+            text, path="d/x.conf", directory="d", parse_yaml=parse_yaml_keeping_duplicates
+        )
+    assert caught.value.stage == "loads"
+    assert caught.value.errors == (DROP_IN_WRAP + detail,)
+
+
+def test_a_drop_in_is_decoded_without_defaults() -> None:
+    loaded = decode_drop_in(
+        HEAD + "maxPods: many\n",  # types are checked once merged
+        path="d/x.conf",
+        directory="d",
+        parse_yaml=parse_yaml_keeping_duplicates,
+    )
+    assert loaded.body["maxPods"] == "many"

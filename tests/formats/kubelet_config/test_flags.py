@@ -113,6 +113,11 @@ ERRORS = [
         ["--cpu-manager-reconcile-period=soon"],
         'invalid argument "soon" for "--cpu-manager-reconcile-period" flag: time: invalid duration',
     ),
+    (
+        ["--cpu-manager-reconcile-period=10"],
+        'invalid argument "10" for "--cpu-manager-reconcile-period" flag: time: missing unit in '
+        'duration "10"',
+    ),
     (["--kube-reserved=cpu"], 'invalid argument "cpu" for "--kube-reserved" flag: malformed pair'),
     (["--eviction-hard=memory.available=1Gi"], "malformed pair, expect string<string"),
     (["--feature-gates=A=maybe"], "invalid value of A: maybe"),

@@ -133,3 +133,25 @@ def test_merged_eviction_defaults_are_the_releases() -> None:
     assert "imagefs.inodesFree" not in old.config.eviction_hard
     assert new.config.eviction_hard["imagefs.inodesFree"] == "5%"
     assert new.config.eviction_hard["memory.available"] == "1Gi"
+
+
+def test_a_drop_ins_zero_is_defaulted_from_1_32() -> None:
+    drop_in = ConfigSource("10-zero.conf", {**HEAD, "cpuManagerReconcilePeriod": "0s"})
+    file = ConfigSource("k.yaml", {**HEAD, "cpuManagerReconcilePeriod": "5s"})
+    newer = assemble(file=file, drop_ins=[drop_in], release=V132)
+    assert newer.config.cpu_manager_reconcile_period_seconds == 10
+    assert newer.origins["cpuManagerReconcilePeriod"] == "drop-in 10-zero.conf + defaults"
+    older = assemble(file=file, drop_ins=[drop_in], release=(1, 31))
+    assert older.config.cpu_manager_reconcile_period_seconds == 0
+
+
+def test_a_drop_ins_mistyped_field_refuses_once_merged() -> None:
+    drop_in = ConfigSource("10-x.conf", {**HEAD, "maxPods": "many"})
+    with pytest.raises(KubeletConfigInvalidError) as caught:
+        assemble(drop_ins=[drop_in], release=V132)
+    assert caught.value.stage == "loads"
+    assert caught.value.errors == (
+        "failed to merge kubelet configs: failed to unmarshal merged JSON into kubelet "
+        "configuration: json: cannot unmarshal string into Go struct field "
+        "KubeletConfiguration.maxPods of type int32",
+    )

@@ -315,6 +315,23 @@ PER_RELEASE = [
             "the previous minor version is allowed"
         ],
     ),
+    # the kubelet's port: checked at every release (0 is unset: defaulted to 10250)
+    (
+        (1, 32),
+        {"port": 70000},
+        [IC + "port (--port) 70000 must be between 1 and 65535, inclusive"],
+    ),
+    ((1, 32), {"port": 0}, []),
+    # containerLogMaxFiles > 1 from 1.33 (#129072); an explicit value, defaulted only when unset
+    ((1, 32), {"containerLogMaxFiles": 1}, []),
+    ((1, 33), {"containerLogMaxFiles": 1}, [IC + "containerLogMaxFiles must be greater than 1"]),
+    # a negative imageMinimumGCAge is refused from 1.36 (#135997)
+    ((1, 35), {"imageMinimumGCAge": "-1m"}, []),
+    (
+        (1, 36),
+        {"imageMinimumGCAge": "-1m"},
+        [IC + "imageMinimumGCAge -1m0s must not be negative"],
+    ),
     # containerLogMaxWorkers / containerLogMonitorInterval arrived in 1.30
     ((1, 29), {"containerLogMaxWorkers": 0}, []),
     (

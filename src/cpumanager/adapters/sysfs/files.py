@@ -163,17 +163,17 @@ class SysfsFiles:
     def system_dir(self) -> Path:
         """``sys/devices/system`` under the root (or ``devices/system`` for a copy of /sys)."""
         root = self.root
-        if not root.exists():
+        if not os.path.exists(root):  # False on any OSError (a name too long, a loop)
             msg = (
                 f"sysfs root {str(root)!r} does not exist; give the directory that holds "
                 "sys/devices/system (e.g. / or an extracted copy)"
             )
             raise MachineError(msg)
-        if not root.is_dir():
+        if not os.path.isdir(root):
             msg = f"sysfs root {str(root)!r} is not a directory; give the directory that holds sys/"
             raise MachineError(msg)
         for candidate in (root / "sys/devices/system", root / "devices/system"):
-            if (candidate / "cpu").is_dir():
+            if os.path.isdir(candidate / "cpu"):
                 return candidate
         msg = (
             f"no sys/devices/system/cpu under {str(root)!r}; give the directory that holds sys/ "

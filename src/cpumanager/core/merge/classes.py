@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby
+from typing import Any
 
 __all__ = ["Budget", "DistanceClasses", "distance_classes", "vector_count", "vectors_by_sum"]
 
@@ -184,7 +185,8 @@ class _Bands:
         counts = [0] * count
         budgets, own, rest = self.budgets, self.own, self.rest
 
-        def walk(a: int, left: int, partial: int, marginal: list[int], spent: list[int]) -> None:
+        def enter(a: int, left: int, partial: int, marginal: list[int], spent: list[int]) -> Any:
+            """Class ``a``'s frame (None: a leaf, recorded here, or a branch cut)."""
             if a == count:
                 if partial > low and (ceiling[0] is None or partial <= ceiling[0]):
                     if high is None and (ceiling[0] is None or partial < ceiling[0]):
@@ -192,33 +194,44 @@ class _Bands:
                         ceiling[0] = partial
                     found.append((partial, tuple(counts)))
                     full[0] = high is not None and len(found) > self.cap
-                return
+                return None
             top = ceiling[0]
             if top is not None and partial + self._lower(a, left, marginal) > top:
-                return
-            for n in range(min(sizes[a], left), -1, -1):
-                if left - n > room[a + 1]:
-                    break  # fewer here only leaves more for classes that cannot hold it
-                more = [have + own[b][a][sizes[a] - n] for b, have in enumerate(spent)]
-                out = room[a + 1] - (left - n)  # nodes of the later classes left out
-                if any(
-                    more[b] + rest[b][a + 1][out] > budget.limit for b, budget in enumerate(budgets)
-                ):
-                    continue
-                counts[a] = n
-                add = n * marginal[a] + n * (n - 1) * classes.inner[a]
-                after = marginal
-                if n:
-                    after = list(marginal)
-                    for b in range(a + 1, count):
-                        after[b] += n * cross[a][b]
-                walk(a + 1, left - n, partial + add, after, more)
-                if full[0]:
-                    return
-            counts[a] = 0
+                return None
+            return [a, left, partial, marginal, spent, min(sizes[a], left)]
 
+        # Depth first over the classes on an explicit stack (there may be as many classes
+        # as NUMA nodes): each frame tries its class's counts from the most down.
+        stack: list[Any] = []
         if 0 <= self.size <= room[0]:
-            walk(0, self.size, 0, list(classes.diagonal), [0] * len(budgets))
+            first = enter(0, self.size, 0, list(classes.diagonal), [0] * len(budgets))
+            if first is not None:
+                stack.append(first)
+        while stack and not full[0]:
+            frame = stack[-1]
+            a, left, partial, marginal, spent, n = frame
+            if n < 0 or left - n > room[a + 1]:
+                counts[a] = 0  # fewer here only leaves more for classes that cannot hold it
+                stack.pop()
+                continue
+            frame[5] = n - 1
+            more = [have + own[b][a][sizes[a] - n] for b, have in enumerate(spent)]
+            out = room[a + 1] - (left - n)  # nodes of the later classes left out
+            if any(
+                more[b] + rest[b][a + 1][out] > budget.limit for b, budget in enumerate(budgets)
+            ):
+                continue
+            counts[a] = n
+            add = n * marginal[a] + n * (n - 1) * classes.inner[a]
+            after = marginal
+            if n:
+                after = list(marginal)
+                for b in range(a + 1, count):
+                    after[b] += n * cross[a][b]
+            child = enter(a + 1, left - n, partial + add, after, more)
+            if child is not None:
+                stack.append(child)
+
         if full[0]:
             return None
         found.sort()

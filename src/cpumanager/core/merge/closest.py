@@ -172,6 +172,10 @@ def _plus(total: tuple[Cost, int], cost: Cost | None) -> tuple[Cost, int]:
     return tuple(x + y for x, y in zip(total[0], cost, strict=True)), total[1]
 
 
+_Frame = tuple[int, int, tuple[int, ...], list[tuple[Cost, int]]]
+"""One undecided branch of the class search: (index, chosen, need, taken)."""
+
+
 def _smallest_with_counts(
     tables: _Tables,
     counts: tuple[int, ...],
@@ -184,36 +188,38 @@ def _smallest_with_counts(
     size = sum(counts)
     bounds = tables.bounds
 
-    def walk(index: int, chosen: int, need: list[int], taken: list[tuple[Cost, int]]) -> int | None:
+    # Depth first on an explicit stack (the depth is the number of NUMA nodes, which the
+    # input chooses): a node is left out before it is taken, so the first mask accepted is
+    # the numerically smallest.
+    stack: list[_Frame] = [(0, 0, counts, [((0,) * len(bound.slack), 0) for bound in bounds])]
+    while stack:
+        index, chosen, need, taken = stack.pop()
         while index < len(order) and not need[cls[index]]:
             index += 1  # a full class: its nodes are left out (``fits`` counts them)
         # decided nodes are all above the undecided ones: the high part orders the masks
         if best is not None and chosen > best & tables.decided[index]:
-            return None
+            continue
         if bounds and not tables.fits(index, need, taken):
-            return None
+            continue
         if not any(need):
-            return chosen if accept(chosen) else None
+            if accept(chosen):
+                return chosen
+            continue
         where = seen[index]
         pool = 0
         for a, short in enumerate(need):
             if short:
                 pool |= tables.tails[a][where[a]]
         if not viable(chosen, pool, size):
-            return None
+            continue
         node = order[index]
         a = cls[index]
-        if sizes[a] - where[a] - 1 >= need[a]:  # leave the node out first: smaller numbers
-            found = walk(index + 1, chosen, need, taken)
-            if found is not None:
-                return found
-        need[a] -= 1
+        fewer = (*need[:a], need[a] - 1, *need[a + 1 :])
         more = [_plus(have, bound.costs[node]) for have, bound in zip(taken, bounds, strict=True)]
-        found = walk(index + 1, chosen | (1 << node), need, more)
-        need[a] += 1
-        return found
-
-    return walk(0, 0, list(counts), [((0,) * len(bound.slack), 0) for bound in bounds])
+        stack.append((index + 1, chosen | (1 << node), fewer, more))
+        if sizes[a] - where[a] - 1 >= need[a]:  # leave the node out first: smaller numbers
+            stack.append((index + 1, chosen, need, taken))
+    return None
 
 
 def class_search(
@@ -304,21 +310,23 @@ def branch_and_bound(
         total = pair_sum(chosen) + sum(adds[:missing])
         return total + missing * (missing - 1) * floor, low
 
-    def walk(index: int, chosen: int, taken: int) -> None:
+    # Depth first on an explicit stack (as deep as the NUMA nodes), taking a node before
+    # leaving it out, as the bound expects.
+    stack = [(0, 0, 0)]
+    while stack:
+        index, chosen, taken = stack.pop()
         if taken == size:
             if accept(chosen):
                 key = (pair_sum(chosen), chosen)
                 if not best or key < best[0]:
                     best[:] = [key]
-            return
+            continue
         if len(order) - index < size - taken:
-            return
+            continue
         if not viable(chosen, rest[index], size):
-            return
+            continue
         if best and bound(chosen, index, size - taken) >= best[0]:
-            return
-        walk(index + 1, chosen | (1 << order[index]), taken + 1)
-        walk(index + 1, chosen, taken)
-
-    walk(0, 0, 0)
+            continue
+        stack.append((index + 1, chosen, taken))
+        stack.append((index + 1, chosen | (1 << order[index]), taken + 1))
     return best[0][1] if best else None

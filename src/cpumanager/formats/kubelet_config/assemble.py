@@ -40,7 +40,22 @@ from cpumanager.formats.kubelet_config.flags import KubeletFlags
 from cpumanager.formats.kubelet_config.model import KubeletConfig
 from cpumanager.formats.kubelet_config.validation import option_errors, startup_errors
 
-__all__ = ["ConfigSource", "EffectiveConfig", "assemble", "configz_body", "merge_patch"]
+__all__ = [
+    "DROP_IN_CHECKS_SINCE",
+    "DROP_IN_DEFAULTS_SINCE",
+    "ConfigSource",
+    "EffectiveConfig",
+    "assemble",
+    "configz_body",
+    "merge_patch",
+]
+
+# From this release the kubelet applies v1beta1 defaulting to the configuration merged with
+# the drop-ins (established in 1.32's mergeKubeletConfigurations; earlier releases: open).
+DROP_IN_DEFAULTS_SINCE: Release = (1, 32)
+# ... and loads each drop-in strictly (kind/apiVersion required, duplicate keys refused),
+# reporting a mistyped field once merged (1.32's code; earlier releases: open).
+DROP_IN_CHECKS_SINCE: Release = (1, 32)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +138,14 @@ def assemble(
         sources.append(f"file {file.name}")
     raw, defaulted = apply_defaults(base, release=release or NEWEST)
     origins = {name: "default" if name in defaulted else "file" for name in raw}
+    if drop_ins and release is not None and release >= DROP_IN_CHECKS_SINCE:
+        _typed_drop_ins(drop_ins)
     raw = _apply_drop_ins(raw, drop_ins, origins)
+    if drop_ins and release is not None and release >= DROP_IN_DEFAULTS_SINCE:
+        # 1.32 defaults the merged configuration again: a drop-in's zero is unset.
+        raw, again = apply_defaults(raw, release=release)
+        for name in again:
+            origins[name] = f"{origins.get(name, 'default')} + defaults"
     sources += [f"drop-in {drop_in.name}" for drop_in in drop_ins]
     for name, value in flags.fields.items():
         flag = flags.flag_names.get(name, "flag")
@@ -181,6 +203,21 @@ def _staged(raw: Mapping[str, object], release: Release, *, file_gates: object) 
     return config
 
 
+def _typed_drop_ins(drop_ins: Sequence[ConfigSource]) -> None:
+    """The drop-ins' field types, as the kubelet reports them once merged (``loads``)."""
+    for drop_in in drop_ins:
+        if not isinstance(drop_in.body, Mapping):
+            continue
+        try:
+            whole.decode_fields(drop_in.body)
+        except ConfigError as err:
+            text = (
+                "failed to merge kubelet configs: failed to unmarshal merged JSON into kubelet "
+                f"configuration: {err.message}"
+            )
+            raise KubeletConfigInvalidError((text,), stage="loads") from err
+
+
 def _apply_drop_ins(
     raw: dict[str, object], drop_ins: Sequence[ConfigSource], origins: dict[str, str]
 ) -> dict[str, object]:
@@ -219,18 +256,22 @@ def _apply_drop_ins(
 def _checked(source: ConfigSource, *, typed: bool = False) -> Mapping[str, object]:
     """The source's mapping; a mistyped field is reported with the source's name.
 
-    ``typed`` checks every v1beta1 field's type with the kubelet's decoder text (stage
-    ``loads``), not only the fields read here.
+    ``typed`` first checks every v1beta1 field's type as the kubelet's decoder does (stage
+    ``loads``, with its text), not only the fields read here.
     """
     try:
         body = check_kind(source.body)
         if typed:
             whole.decode_fields(body)
-        check_string_maps(body)
-        decode(body, KubeletConfig)
     except ConfigError as err:
         if typed:
             raise load_refusal(source.name, f"failed to decode: {err.message}") from err
+        msg = f"{source.name}: {err.message}"
+        raise ConfigError(msg) from err
+    try:
+        check_string_maps(body)
+        decode(body, KubeletConfig)
+    except ConfigError as err:
         msg = f"{source.name}: {err.message}"
         raise ConfigError(msg) from err
     return body

@@ -19,15 +19,24 @@ Every refusal here is stage ``loads``, wrapped as the kubelet wraps it
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-import yaml
-
 from cpumanager.errors import ConfigError, KubeletConfigInvalidError
-from cpumanager.formats.kubelet_config.whole import FIELD_KINDS
+from cpumanager.formats.kubelet_config.v1beta1 import FIELD_KINDS
 
-__all__ = ["GROUP", "KIND", "LoadedDocument", "decode_file", "load_refusal"]
+__all__ = [
+    "GROUP",
+    "KIND",
+    "LoadedDocument",
+    "ParseYaml",
+    "YamlSyntaxError",
+    "decode_drop_in",
+    "decode_file",
+    "drop_in_refusal",
+    "load_refusal",
+    "type_refusal",
+]
 
 GROUP = "kubelet.config.k8s.io"
 KIND = "KubeletConfiguration"
@@ -52,29 +61,18 @@ def load_refusal(path: str, detail: str) -> KubeletConfigInvalidError:
     return KubeletConfigInvalidError((text,), stage="loads")
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that records duplicate keys (the kubelet's strict pass refuses them)."""
+class YamlSyntaxError(Exception):
+    """The YAML parser's refusal: the line (as the kubelet's parser counts it) and problem."""
 
-    duplicates: list[str]
-
-
-def _mapping_with_duplicates(loader: _StrictLoader, node: yaml.MappingNode) -> dict[object, object]:
-    seen: set[object] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        try:
-            if key in seen:
-                loader.duplicates.append(str(key))
-            seen.add(key)
-        except TypeError:
-            pass
-    return loader.construct_mapping(node, deep=True)
+    def __init__(self, line: int | None, problem: str) -> None:
+        super().__init__(problem)
+        self.line = line
+        self.problem = problem
 
 
-_StrictLoader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-    _mapping_with_duplicates,
-)
+# Parses YAML text: (the first document, the keys found twice in one mapping); raises
+# YamlSyntaxError. The adapters provide it (parsing YAML is theirs).
+ParseYaml = Callable[[str], tuple[object, list[str]]]
 
 
 def _json_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
@@ -89,14 +87,17 @@ def _json_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
     return out
 
 
-def decode_file(text: str, *, path: str) -> LoadedDocument:
-    """The file's mapping as the kubelet decodes it; KubeletConfigInvalidError (``loads``)."""
+def decode_file(text: str, *, path: str, parse_yaml: ParseYaml) -> LoadedDocument:
+    """The file's mapping as the kubelet decodes it; KubeletConfigInvalidError (``loads``).
+
+    ``parse_yaml`` reads YAML (the adapter's parser, keeping duplicate keys).
+    """
     if text == "":
         raise load_refusal(path, f'kubelet config file "{path}" was empty')
     if text.lstrip(" \t\r\n").startswith("{"):
         body, duplicates = _decode_json(text, path)
     else:
-        body, duplicates = _decode_yaml(text, path)
+        body, duplicates = _decode_yaml(text, path, parse_yaml)
     if body is None or not isinstance(body, Mapping):
         shown = "null" if body is None else json.dumps(body)
         if body is None:
@@ -163,33 +164,13 @@ def _go_json_syntax(text: str, err: ValueError) -> str:
     return f"invalid character {shown} after object key:value pair"
 
 
-def _decode_yaml(text: str, path: str) -> tuple[object, list[str]]:
-    loader = _StrictLoader(text)
-    loader.duplicates = []
+def _decode_yaml(text: str, path: str, parse_yaml: ParseYaml) -> tuple[object, list[str]]:
     try:
-        body = loader.get_single_data()
-    except yaml.composer.ComposerError:
-        # More than one document: the kubelet's YAML reader takes the first.
-        loader = _StrictLoader(text)
-        loader.duplicates = []
-        body = next(iter(_documents(loader)), None)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"line {mark.line}: " if mark is not None else ""
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        msg = f"failed to decode: yaml: {where}{problem}"
+        return parse_yaml(text)
+    except YamlSyntaxError as err:
+        where = f"line {err.line}: " if err.line is not None else ""
+        msg = f"failed to decode: yaml: {where}{err.problem}"
         raise load_refusal(path, msg) from err
-    finally:
-        loader.dispose()
-    return body, loader.duplicates
-
-
-def _documents(loader: _StrictLoader) -> list[object]:
-    out: list[object] = []
-    while loader.check_data():  # type: ignore[no-untyped-call]
-        out.append(loader.get_data())
-        break
-    return out
 
 
 def _check_type_meta(body: Mapping[str, object], text: str, path: str) -> None:
@@ -215,6 +196,72 @@ def _check_type_meta(body: Mapping[str, object], text: str, path: str) -> None:
             f'scheme "{_SCHEME}"'
         )
         raise load_refusal(path, msg)
+
+
+def drop_in_refusal(directory: str, detail: str) -> KubeletConfigInvalidError:
+    """The kubelet's refusal of a drop-in it cannot load (stage ``loads``, 1.32's text)."""
+    text = (
+        f'failed to merge kubelet configs: failed to walk through kubelet dropin directory "'
+        f'{directory}": {detail}'
+    )
+    return KubeletConfigInvalidError((text,), stage="loads")
+
+
+def decode_drop_in(
+    text: str, *, path: str, directory: str, parse_yaml: ParseYaml
+) -> LoadedDocument:
+    """A ``--config-dir`` drop-in as 1.32's ``mergeKubeletConfigurations`` loads it.
+
+    Decoded into an unstructured object: it must name ``kind`` (``Object 'Kind' is missing
+    in '...'``) and be a v1beta1 KubeletConfiguration (``unknown apiVersion/kind: GVK``);
+    unlike the main file, a key given twice is refused (the strict YAML reader's error).
+    Field types are checked only after merging.
+    """
+    where = f"failed to load kubelet dropin file, path: {path}"
+    if text == "":
+        raise drop_in_refusal(directory, f'{where}, error: kubelet config file "{path}" was empty')
+    if text.lstrip(" \t\r\n").startswith("{"):
+        try:
+            body: object = json.loads(text)
+        except ValueError as err:
+            detail = f"couldn't get version/kind; json parse error: {_go_json_syntax(text, err)}"
+            raise drop_in_refusal(directory, f"{where}, error: {detail}") from err
+        duplicates: list[tuple[str, int]] = []
+    else:
+        try:
+            body, names = parse_yaml(text)
+        except YamlSyntaxError as err:
+            line = f"line {err.line}: " if err.line is not None else ""
+            detail = f"error converting YAML to JSON: yaml: {line}{err.problem}"
+            raise drop_in_refusal(directory, f"{where}, error: {detail}") from err
+        duplicates = [(name, _line_of_second(text, name)) for name in names]
+    if not isinstance(body, Mapping) or not body.get("kind"):
+        detail = f"Object 'Kind' is missing in '{text}'"
+        raise drop_in_refusal(directory, f"{where}, error: {detail}")
+    if duplicates:
+        lines = "".join(
+            f'\n  line {line}: key "{name}" already set in map' for name, line in duplicates
+        )
+        detail = f"strict decoding error: yaml: unmarshal errors:{lines}"
+        raise drop_in_refusal(directory, f"{where}, error: {detail}")
+    api_version = body.get("apiVersion")
+    group, _, version = str(api_version or "").rpartition("/")
+    kind = str(body["kind"])
+    if group != GROUP or version not in _VERSIONS or kind != KIND:
+        gvk = f"{group}/{version}, Kind={kind}"
+        raise drop_in_refusal(directory, f"{where}, unknown apiVersion/kind: {gvk}")
+    return LoadedDocument(body=body)
+
+
+def _line_of_second(text: str, key: str) -> int:
+    """The 1-based line of the second ``key:`` at the start of a line (go-yaml's report)."""
+    seen = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.lstrip().startswith((f"{key}:", f'"{key}":', f"'{key}':")):
+            seen += 1
+            if seen == 2:
+                return number
+    return 0
 
 
 def type_refusal(path: str, err: ConfigError) -> KubeletConfigInvalidError:

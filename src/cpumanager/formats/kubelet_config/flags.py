@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 
 from cpumanager.core.gocompat import parse_go_bool
 from cpumanager.core.quantity import parse_quantity
-from cpumanager.errors import ConfigError, WorkloadError
-from cpumanager.formats.kubelet_config.fields import fail, parse_go_duration
+from cpumanager.errors import WorkloadError
+from cpumanager.formats.kubelet_config.fields import fail, go_duration_nanos
 
 __all__ = ["FLAG_FIELDS", "KubeletFlags", "parse_kubelet_flags"]
 
@@ -44,9 +44,9 @@ def _string(flag: str, text: str, previous: object) -> object:
 
 def _duration(flag: str, text: str, previous: object) -> object:
     try:
-        parse_go_duration(text, field=flag)
-    except ConfigError:
-        fail(f'invalid argument "{text}" for "{flag}" flag: time: invalid duration "{text}"')
+        go_duration_nanos(text)
+    except ValueError as err:
+        fail(f'invalid argument "{text}" for "{flag}" flag: {err}')
     return text
 
 

@@ -15,13 +15,25 @@ question in docs/versions.md); a gate the table shows removed is.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache
 from typing import Final
 
 from cpumanager.core.versions import RULES, Release
 from cpumanager.formats.kubelet_config.gates_data import SPECS_1_32
 
-__all__ = ["ESTABLISHED", "gate_spec", "known_gates", "removed_in"]
+__all__ = [
+    "ESTABLISHED",
+    "GATES_PANIC_SINCE",
+    "enabled",
+    "gate_error",
+    "gate_refusal",
+    "gate_spec",
+    "gates_panic",
+    "introduced_in",
+    "known_gates",
+    "removed_in",
+]
 
 ESTABLISHED: Final[frozenset[Release]] = frozenset({(1, 32)})
 _REGISTRY: Final[Release] = (1, 32)
@@ -90,6 +102,66 @@ def introduced_in(name: str) -> Release | None:
     """The first release with gate ``name`` (1.32's registry), else None."""
     specs = _parsed().get(name)
     return specs[0][0] if specs else None
+
+
+def gate_error(gates: Mapping[str, bool], release: Release) -> str | None:
+    """``SetFromMap``'s refusal of the gates, or None.
+
+    Go walks the map in random order and stops at the first bad gate; the first bad one in
+    the file's order is given. Where the release's whole gate list is not established,
+    only the gates the release table knows are checked (``gates.known_gates``).
+    """
+    known = known_gates(release)
+    for name, value in gates.items():
+        spec = gate_spec(name, release)
+        if spec is None:
+            later = introduced_in(name)
+            if known is not None or _removed(name, release) or (later and later > release):
+                return f"unrecognized feature gate: {name}"
+            continue
+        default, locked = spec
+        if locked and value != default:
+            return (
+                f"cannot set feature gate {name} to {_go_bool(value)}, feature is locked to "
+                f"{_go_bool(default)}"
+            )
+    return None
+
+
+# From 1.32 v1beta1 defaulting merges the file's gates into a copy of the global gate and
+# panics when that fails, so a bad gate in the file stops the kubelet while it loads.
+GATES_PANIC_SINCE: Final[Release] = (1, 32)
+
+
+def gates_panic(release: Release, file_gates: object) -> bool:
+    """Whether the file's gates are what refuses, in defaulting (a panic at ``loads``)."""
+    return release >= GATES_PANIC_SINCE and isinstance(file_gates, Mapping) and bool(file_gates)
+
+
+def gate_refusal(problem: str, release: Release, *, from_file: bool) -> str:
+    """The kubelet's text around ``SetFromMap``'s refusal."""
+    if from_file and release >= GATES_PANIC_SINCE:
+        return (
+            "panic: failed to merge global and in-flight KubeletConfiguration while setting "
+            f"defaults, error: {problem}"
+        )
+    return f"failed to set feature gates from initial flags-based config: {problem}"
+
+
+def _removed(name: str, release: Release) -> bool:
+    removed = removed_in(name)
+    return removed is not None and removed <= release
+
+
+def _go_bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def enabled(gates: Mapping[str, bool], name: str, release: Release) -> bool:
+    if name in gates:
+        return gates[name]
+    spec = gate_spec(name, release)
+    return spec[0] if spec is not None else False
 
 
 assert _REGISTRY in ESTABLISHED
