@@ -465,7 +465,10 @@ def test_aggregate_is_the_kubelets() -> None:
     assert whole.kubelet_text("validates", ["a", "b"]) == (
         "failed to validate kubelet configuration, error: [a, b]"
     )
-    assert whole.kubelet_text("starts", ["first", "second"]) == "first"
+    assert whole.kubelet_text("starts", ['unknown policy: "Static"; use "static"', "b"]) == (
+        'failed to run Kubelet: unknown policy: "Static"'
+    )
+    assert whole.kubelet_text("loads", ["first", "second"]) == "first"
 
 
 @pytest.mark.parametrize("release", RELEASES)
