@@ -38,6 +38,47 @@ def test_help_names_the_workers_option() -> None:
     assert "--workers" in result.output
 
 
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--auth", "tokenreview", "--no-api"], "--auth tokenreview needs API server access"),
+        (["--kubeconfig", "/nonexistent/kubeconfig"], "no usable cluster configuration"),
+    ],
+    ids=["tokenreview without api", "missing kubeconfig"],
+)
+def test_cluster_options_are_refused_in_one_line(argv: list[str], says: str) -> None:
+    result = run_main(["extender", "--listen", "127.0.0.1:1", *argv])
+    assert result.exit_code == 1
+    assert says in result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_malformed_agent_service_account_is_refused(tmp_path) -> None:
+    config = tmp_path / "kubeconfig"
+    config.write_text(
+        '{"apiVersion": "v1", "kind": "Config", "current-context": "x",'
+        ' "clusters": [{"name": "c", "cluster": {"server": "http://127.0.0.1:1"}}],'
+        ' "users": [{"name": "u", "user": {"token": "t"}}],'
+        ' "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}]}'
+    )
+    result = run_main(
+        [
+            "extender",
+            "--listen",
+            "127.0.0.1:1",
+            "--kubeconfig",
+            str(config),
+            "--auth",
+            "tokenreview",
+            "--agent-service-account",
+            "no-colon",
+        ]
+    )
+    assert result.exit_code == 1
+    assert "is not NAMESPACE:NAME" in result.stderr
+
+
 def test_start_line_names_the_address_and_the_configuration(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -13,12 +13,18 @@ import pytest
 import yaml
 
 from cpumanager.cli.group import cli
+from tests.deploy.scheduler_rules import validate
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 KINDS = {
     ("v1", "Namespace"): "V1Namespace",
     ("v1", "ServiceAccount"): "V1ServiceAccount",
     ("v1", "Service"): "V1Service",
+    ("v1", "ConfigMap"): "V1ConfigMap",
+    ("policy/v1", "PodDisruptionBudget"): "V1PodDisruptionBudget",
+    ("networking.k8s.io/v1", "NetworkPolicy"): "V1NetworkPolicy",
+    ("rbac.authorization.k8s.io/v1", "Role"): "V1Role",
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): "V1RoleBinding",
     ("apps/v1", "DaemonSet"): "V1DaemonSet",
     ("apps/v1", "Deployment"): "V1Deployment",
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): "V1ClusterRole",
@@ -26,22 +32,6 @@ KINDS = {
     ("apiextensions.k8s.io/v1", "CustomResourceDefinition"): "V1CustomResourceDefinition",
 }
 PRIMITIVES = {"str": str, "int": int, "bool": bool, "float": (int, float)}
-# KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) is not in the client: its
-# Extender fields, from k8s.io/kube-scheduler/config/v1.
-EXTENDER_FIELDS = {
-    "urlPrefix": str,
-    "filterVerb": str,
-    "preemptVerb": str,
-    "prioritizeVerb": str,
-    "bindVerb": str,
-    "weight": int,
-    "enableHTTPS": bool,
-    "tlsConfig": dict,
-    "httpTimeout": str,
-    "nodeCacheCapable": bool,
-    "managedResources": list,
-    "ignorable": bool,
-}
 
 
 def documents() -> list[tuple[str, dict[str, Any]]]:
@@ -87,16 +77,7 @@ def build(value: Any, type_name: str) -> Any:
 )
 def test_manifest_validates(name: str, doc: dict[str, Any]) -> None:
     if doc["kind"] == "KubeSchedulerConfiguration":
-        assert doc["apiVersion"] == "kubescheduler.config.k8s.io/v1"
-        for extender in doc["extenders"]:
-            for key, value in extender.items():
-                assert key in EXTENDER_FIELDS, f"{name}: unknown extender field {key}"
-                assert isinstance(value, EXTENDER_FIELDS[key]), f"{name}: {key}"
-            assert extender["urlPrefix"].startswith("http")
-            assert extender["filterVerb"] == "filter"
-            assert extender["prioritizeVerb"] == "prioritize"
-            for resource in extender["managedResources"]:
-                assert set(resource) <= {"name", "ignoredByScheduler"}
+        assert validate(doc) == [], name  # the scheduler's rules (test_scheduler_config.py)
         return
     type_name = KINDS[(doc["apiVersion"], doc["kind"])]
     check(doc, type_name, f"{name}:{doc['kind']}")
@@ -117,7 +98,9 @@ def containers() -> list[tuple[str, list[str]]]:
     for name, doc in documents():
         if doc["kind"] in ("DaemonSet", "Deployment"):
             found.extend(
-                (name, c["command"]) for c in doc["spec"]["template"]["spec"]["containers"]
+                (name, c["command"])
+                for c in doc["spec"]["template"]["spec"]["containers"]
+                if "/cpumanager:" in c["image"]
             )
     return found
 

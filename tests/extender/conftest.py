@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import uvicorn
 
+from cpumanager.extender.binding import PodSource
 from cpumanager.extender.fanout import Fanout
 from cpumanager.extender.server import ExtenderConfig, create_app
 from cpumanager.extender.store import NodeStore
@@ -55,11 +56,15 @@ class Extender:
 
 
 def start_extender(
-    config: ExtenderConfig, *, fanout: Fanout | None = None
+    config: ExtenderConfig,
+    *,
+    fanout: Fanout | None = None,
+    api: PodSource | None = None,
+    clock: FakeClock | None = None,
 ) -> tuple[Extender, uvicorn.Server, threading.Thread]:
-    clock = FakeClock()
+    clock = clock or FakeClock()
     store = NodeStore(clock=clock)
-    app = create_app(config, store, fanout=fanout)
+    app = create_app(config, store, fanout=fanout, api=api)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -76,8 +81,9 @@ def start_extender(
 def extender(request: pytest.FixtureRequest) -> Iterator[Extender]:
     marker = request.node.get_closest_marker("extender_config")
     options = marker.kwargs if marker else {}
+    api = options.pop("api", None)
     config = ExtenderConfig(token=TOKEN, **options)
-    running, server, thread = start_extender(config)
+    running, server, thread = start_extender(config, api=api)
     yield running
     server.should_exit = True
     thread.join(timeout=10)

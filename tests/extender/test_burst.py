@@ -1,16 +1,20 @@
-"""A burst of 200 pods over 50 pushed nodes, scheduled through the extender over HTTP, never
-over-commits a node: each node's pods, replayed in order through a fresh ``Node``, are all
-admitted and fit its allocatable CPU."""
+"""A burst of 200 pods over 50 pushed nodes, scheduled through the extender over HTTP as
+kube-scheduler's cycle does (filter, prioritize, bind), never over-commits a node: each
+node's pods, replayed in order through a fresh ``Node``, are all admitted and fit its
+allocatable CPU. Filter answers every feasible node and changes nothing; bind assumes."""
 
 from __future__ import annotations
 
 import math
+
+import pytest
 
 from cpumanager.adapters.memory_store import InMemoryStore
 from cpumanager.extender.judge import pod_cpu_millis
 from cpumanager.formats.manifest import pod_from_manifest
 from cpumanager.manager.node import Node
 from tests.extender.conftest import Extender
+from tests.extender.fake_api import FakeApi, schedule
 from tests.extender.nodes import make_snapshot, pod_json, snapshot_document
 
 SHAPES = [
@@ -23,7 +27,12 @@ SHAPES = [
 SIZES = ["1", "2", "3", "4", "6", "500m"]
 
 
+API = FakeApi()
+
+
+@pytest.mark.extender_config(api=API)
 def test_burst_never_overcommits(extender: Extender) -> None:
+    API.pods.clear()
     snapshots = {}
     for index in range(50):
         name = f"node-{index:02d}"
@@ -34,18 +43,21 @@ def test_burst_never_overcommits(extender: Extender) -> None:
         assert status == 200
     placed: dict[str, list[dict]] = {name: [] for name in snapshots}
     unschedulable = 0
+    widest = 0
     for index in range(200):
         pod = pod_json(f"burst-{index}", SIZES[(index * 7) % len(SIZES)])
-        status, result = extender.call(
-            "POST", "/filter", {"Pod": pod, "NodeNames": sorted(snapshots)}
-        )
-        assert status == 200
-        assert result["Error"] == ""
-        if not result["NodeNames"]:
+        API.add(pod)
+        _, before = extender.call("POST", "/filter", {"Pod": pod, "NodeNames": sorted(snapshots)})
+        widest = max(widest, len(before["NodeNames"]))
+        held = extender.store.assumed_count()
+        outcome, where = schedule(extender, pod, sorted(snapshots))
+        assert outcome != "bind-refused", where  # one scheduler, one replica: no race
+        if outcome == "unschedulable":
             unschedulable += 1
             continue
-        assert len(result["NodeNames"]) == 1  # narrowed to the best node, assumed there
-        placed[result["NodeNames"][0]].append(pod)
+        assert extender.store.assumed_count() == held + 1  # bind assumed it, filter did not
+        placed[where].append(pod)
+    assert widest > 1  # every feasible node is answered, not one
     assert unschedulable < 200  # the burst places pods, and those it cannot are refused
     for name, pods in placed.items():
         snapshot = snapshots[name]

@@ -262,7 +262,7 @@ def run_extender(
         thread.join(timeout=10)
 
 
-@pytest.mark.parametrize("assume", ["best", "all"])
+@pytest.mark.parametrize("assume", ["bind", "all"])
 def test_fanout_answers_as_one_process(assume: str) -> None:
     documents = busy_documents(18, seed=15)
     config = ExtenderConfig(token=TOKEN, stale_after=1e9, assume=assume)

@@ -56,6 +56,7 @@ def test_prioritize_scores_within_zero_to_ten(extender: Extender) -> None:
     assert 0 < scores["big"] <= 10
 
 
+@pytest.mark.extender_config(assume="all")  # filter assumes (no bindVerb)
 def test_assumed_pods_hold_cpus_until_reported(extender: Extender) -> None:
     push(extender, "n", cores_per_numa=4)  # NUMA 0: 7 usable CPUs (0 reserved), NUMA 1: 8
     for uid in ("p1", "p2"):
@@ -74,6 +75,7 @@ def test_assumed_pods_hold_cpus_until_reported(extender: Extender) -> None:
     assert again["NodeNames"] == ["n"]
 
 
+@pytest.mark.extender_config(assume="all")  # filter assumes (no bindVerb)
 def test_a_reported_pod_is_no_longer_assumed(extender: Extender) -> None:
     push(extender, "n")
     extender.call("POST", "/filter", {"Pod": pod_json("p1", "2"), "NodeNames": ["n"]})
@@ -82,6 +84,7 @@ def test_a_reported_pod_is_no_longer_assumed(extender: Extender) -> None:
     assert extender.store.assumed_count() == 0
 
 
+@pytest.mark.extender_config(assume="all")  # filter assumes (no bindVerb)
 def test_refiltering_a_pod_does_not_count_it_twice(extender: Extender) -> None:
     push(extender, "n", cores_per_numa=4)
     for _ in range(3):
@@ -192,6 +195,7 @@ def test_push_checks_the_node_name_and_snapshot(extender: Extender) -> None:
     assert body == {"node": "n", "changed": False}
 
 
+@pytest.mark.extender_config(assume="all")  # filter assumes (no bindVerb)
 def test_healthz_and_metrics(extender: Extender) -> None:
     assert extender.call("GET", "/healthz") == (200, "ok\n")
     push(extender, "n")

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cpumanager.extender.judge import judge
+from cpumanager.extender.judge import judge, known_verdict
 from cpumanager.extender.prepared import prepare
 from cpumanager.extender.summary import first_fit_failure, pod_facts, rule_out
 from cpumanager.formats.manifest import pod_from_manifest
@@ -102,3 +102,57 @@ def test_first_fit_failure_is_the_fit_predicates_first(wanted, used, table, coun
     facts = replace(pod_facts(_pod("1")), wanted=wanted, checked=compared_requests(wanted))
     expected = fit_failures(wanted, used, count, allocatable)
     assert first_fit_failure(summary, facts) == (expected[0] if expected else None)
+
+
+@st.composite
+def _plain_pods(draw):
+    """The admission table's shape (one container, CPU and memory), or close to it."""
+    cpu = draw(st.sampled_from(("100m", "500m", "1", "2", "3", "4", "5", "6", "7", "8", "12")))
+    memory = draw(st.sampled_from(("1Mi", "256Mi", "1Gi", "100Gi")))
+    doc = pod_json("p", cpu, memory)
+    resources = doc["spec"]["containers"][0]["resources"]
+    kind = draw(st.integers(0, 5))
+    if kind == 0:
+        del resources["limits"]  # Burstable
+    elif kind == 1:
+        doc["spec"]["containers"][0]["resources"] = {}  # BestEffort
+    elif kind == 2:
+        resources["limits"]["example.com/gpu"] = "1"  # a device: not the table's shape
+        resources["requests"]["example.com/gpu"] = "1"
+    return pod_from_manifest({"kind": "Pod", "apiVersion": "v1", **doc})
+
+
+@settings(max_examples=150, deadline=None)
+@given(node=nodes(), pod=_plain_pods() | pods())
+def test_the_admission_table_answers_as_the_exact_check(node, pod) -> None:
+    prepared = prepare(node)
+    facts = pod_facts(pod)
+    if rule_out(prepared.summary, facts, runs_here=False) is not None:
+        return
+    known = known_verdict(prepared, facts)
+    if known is not None:
+        assert known == judge(prepared, pod)
+
+
+def test_the_admission_table_answers_the_common_shapes() -> None:
+    """On busy nodes of every policy most plain pods are answered by the table, and each
+    answer is the exact check's."""
+    rng = random.Random(7)
+    answered = checked = 0
+    for index, policy in enumerate(("none", "best-effort", "restricted", "single-numa-node") * 3):
+        node = prepare(busy_snapshot(f"n{index}", rng, pods=4, cores_per_numa=4,
+                                     topology_policy=policy))  # fmt: skip
+        for cpu in ("500m", "1", "2", "3", "4", "6"):
+            pod = _pod(cpu, "300Mi")
+            facts = pod_facts(pod)
+            assert facts.simple == (0 if cpu == "500m" else int(cpu))
+            if rule_out(node.summary, facts, runs_here=False) is not None:
+                continue
+            checked += 1
+            known = known_verdict(node, facts)
+            if known is not None:
+                answered += 1
+                assert known == judge(node, pod)
+    assert checked
+    assert answered >= checked * 3 // 4
+    assert pod_facts(_pod("2", containers=2)).simple == -1

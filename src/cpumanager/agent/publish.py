@@ -10,9 +10,12 @@ sends the whole snapshot. Failed sends are retried at the next round, never fata
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
+import socket
 import ssl
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -20,49 +23,22 @@ import urllib.request
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from cpumanager.errors import CpuManagerError, HostError, InputError
 from cpumanager.nodeview.digest import snapshot_digest
 from cpumanager.nodeview.snapshot import NodeSnapshot, snapshot_to_dict, snapshot_to_json
 
-__all__ = ["HttpSender", "Publisher", "file_marks", "fetch_node_pods", "watched_paths"]
+__all__ = [
+    "EveryEndpoint",
+    "HttpSender",
+    "NodePods",
+    "Publisher",
+    "file_marks",
+    "watched_paths",
+]
 
 Mark = tuple[int, int, int] | None
-SERVICE_ACCOUNT = Path("/var/run/secrets/kubernetes.io/serviceaccount")
-MAX_PODS_BYTES = 64 * 1024 * 1024
-
-
-def fetch_node_pods(
-    node_name: str,
-    dest: Path,
-    *,
-    api: str = "https://kubernetes.default.svc",
-    account: Path = SERVICE_ACCOUNT,
-    timeout: float = 10.0,
-) -> None:
-    """Write the kubelet's ``/pods`` answer (through the API server's ``nodes/proxy``, RBAC
-    ``get nodes/proxy``) to ``dest`` atomically, bounded in size; HostError on failure."""
-    try:
-        token = (account / "token").read_text().strip()
-        context = ssl.create_default_context(cafile=str(account / "ca.crt"))
-    except (OSError, ssl.SSLError) as exc:
-        msg = f"cannot read the service account in {account}: {exc}; mount its token"
-        raise HostError(msg) from None
-    quoted = urllib.parse.quote(node_name, safe="")
-    request = urllib.request.Request(f"{api}/api/v1/nodes/{quoted}/proxy/pods")  # noqa: S310
-    request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(request, timeout=timeout, context=context) as answer:  # noqa: S310
-            body = answer.read(MAX_PODS_BYTES + 1)
-    except (urllib.error.URLError, OSError, TimeoutError) as exc:
-        msg = f"cannot get the pods of node {node_name} from {api}: {exc}"
-        raise HostError(msg) from None
-    if len(body) > MAX_PODS_BYTES:
-        msg = f"the pod list of node {node_name} is over {MAX_PODS_BYTES} bytes"
-        raise HostError(msg)
-    partial = dest.with_name(dest.name + ".tmp")
-    partial.write_bytes(body)
-    os.replace(partial, dest)
 
 
 def watched_paths(kubelet_root: Path, extra: Iterable[Path | None] = ()) -> list[Path]:
@@ -91,6 +67,163 @@ def file_marks(paths: Iterable[Path]) -> dict[Path, Mark]:
     return marks
 
 
+def write_atomically(dest: Path, body: bytes) -> None:
+    partial = dest.with_name(dest.name + ".tmp")
+    partial.write_bytes(body)
+    os.replace(partial, dest)
+
+
+class NodePods:
+    """The node's pods from the API server: one list, then a watch on ``spec.nodeName``
+    (``adapters.kube_api``), kept in ``dest`` as a PodList (rewritten atomically on every
+    change, so the publisher's file marks see it). Runs in a daemon thread; on a failed
+    or ended watch it lists again after ``backoff`` seconds. No ``nodes/proxy``: RBAC
+    ``list`` and ``watch`` on pods."""
+
+    def __init__(self, api: Any, node: str, dest: Path, *, backoff: float = 5.0) -> None:
+        self._api = api
+        self._node = node
+        self._dest = dest
+        self._backoff = backoff
+        self._pods: dict[str, dict[str, Any]] = {}
+        self.error = ""
+        self.listed = threading.Event()
+
+    def _write(self) -> None:
+        items = [self._pods[key] for key in sorted(self._pods)]
+        write_atomically(self._dest, json.dumps({"kind": "PodList", "items": items}).encode())
+
+    @staticmethod
+    def _key(pod: dict[str, Any]) -> str:
+        meta = pod.get("metadata") or {}
+        return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+
+    def once(self, *, watch_seconds: int = 300) -> None:
+        """One list and one watch until it ends (KubeApiError when the server fails)."""
+        items, version = self._api.node_pods(self._node, active_only=False)
+        self._pods = {self._key(p): p for p in items}
+        self._write()
+        self.listed.set()
+        for kind, pod in self._api.watch_node_pods(self._node, version, seconds=watch_seconds):
+            if kind == "BOOKMARK":
+                continue
+            if kind == "DELETED":
+                self._pods.pop(self._key(pod), None)
+            else:
+                self._pods[self._key(pod)] = pod
+            self._write()
+
+    def run_forever(self) -> None:
+        while True:
+            try:
+                self.once()
+                self.error = ""
+            except CpuManagerError as exc:
+                self.error = str(exc)
+            time.sleep(self._backoff)
+
+    def start(self) -> threading.Thread:
+        thread = threading.Thread(target=self.run_forever, name="node-pods", daemon=True)
+        thread.start()
+        return thread
+
+    def ready(self) -> None:
+        """For the publisher's ``before``: HostError until the first list arrived."""
+        if not self.listed.is_set():
+            msg = f"no pod list of node {self._node} yet ({self.error or 'listing'})"
+            raise HostError(msg)
+
+
+class _NamedTLS(http.client.HTTPSConnection):
+    """HTTPS to one address, the certificate checked against ``name`` (one endpoint of a
+    headless Service, whose certificate names the Service)."""
+
+    def __init__(self, address: str, port: int, name: str, context: ssl.SSLContext, timeout: float):
+        super().__init__(address, port, timeout=timeout, context=context)
+        self._name = name
+        self._tls = context
+
+    def connect(self) -> None:
+        raw = socket.create_connection((self.host, self.port), self.timeout)
+        self.sock = self._tls.wrap_socket(raw, server_hostname=self._name)
+
+
+@dataclass
+class EveryEndpoint:
+    """POSTs to every address the URL's host name resolves to (every replica behind a
+    headless Service), each checked against the host name. The answer: 200 when every
+    replica took it, 409 when one asks for the whole snapshot, else the first failure."""
+
+    base: str
+    token: Callable[[], bytes | None]
+    timeout: float = 10.0
+    ca_file: Path | None = None
+    resolve: Callable[[str, int], list[str]] | None = None
+
+    def __post_init__(self) -> None:
+        parsed = urllib.parse.urlsplit(self.base)
+        if parsed.scheme != "https" or not parsed.hostname:
+            msg = f"--to {self.base!r}: pushing to every endpoint needs an https URL"
+            raise InputError(msg)
+        self.name = parsed.hostname
+        self.port = parsed.port or 443
+        self.prefix = parsed.path.rstrip("/")
+        self.context = ssl.create_default_context(
+            cafile=str(self.ca_file) if self.ca_file else None
+        )
+        self.last_error = ""  # why the last post reached no replica, or not all of them
+
+    def addresses(self) -> list[str]:
+        if self.resolve is not None:
+            return self.resolve(self.name, self.port)
+        try:
+            found = socket.getaddrinfo(self.name, self.port, type=socket.SOCK_STREAM)
+        except OSError:
+            return []
+        return sorted({str(info[4][0]) for info in found})
+
+    def _one(self, address: str, path: str, body: bytes) -> int:
+        connection = _NamedTLS(address, self.port, self.name, self.context, self.timeout)
+        headers = {"Content-Type": "application/json", "Host": self.name}
+        token = self.token()
+        if token is not None:
+            headers["Authorization"] = "Bearer " + token.decode("latin-1")
+        try:
+            connection.request("POST", self.prefix + path, body=body, headers=headers)
+            return int(connection.getresponse().status)
+        except (OSError, http.client.HTTPException) as err:
+            self.last_error = f"{address}: {err or type(err).__name__}"
+            return 0
+        finally:
+            connection.close()
+
+    def post(self, path: str, body: bytes) -> int:
+        self.last_error = ""
+        statuses = [self._one(address, path, body) for address in self.addresses()]
+        if not statuses:
+            self.last_error = f"{self.name} resolves to no address"
+            return 0
+        if 409 in statuses:
+            return 409
+        failed = [s for s in statuses if s != 200]
+        return failed[0] if failed else 200
+
+
+def token_reader(path: Path | None) -> Callable[[], bytes | None]:
+    """The token file read at each use (the kubelet rotates a projected token)."""
+
+    def read() -> bytes | None:
+        if path is None:
+            return None
+        try:
+            token = path.read_bytes()[:16384].strip()
+        except OSError:
+            return None
+        return token or None
+
+    return read
+
+
 @dataclass
 class HttpSender:
     """POSTs to the extender with the bearer token; returns the HTTP status (0: no answer)."""
@@ -100,6 +233,7 @@ class HttpSender:
     timeout: float = 10.0
     ca_file: Path | None = None
     context: ssl.SSLContext | None = field(default=None, init=False)
+    token_file: Path | None = None  # read at each post instead of ``token`` when given
     last_error: str = field(default="", init=False)  # why the last post got no answer
 
     def __post_init__(self) -> None:
@@ -117,8 +251,9 @@ class HttpSender:
         self.last_error = ""
         request = urllib.request.Request(self.base + path, data=body, method="POST")  # noqa: S310 - http(s) only, checked in __post_init__
         request.add_header("Content-Type", "application/json")
-        if self.token is not None:
-            request.add_header("Authorization", "Bearer " + self.token.decode("latin-1"))
+        token = token_reader(self.token_file)() if self.token_file else self.token
+        if token is not None:
+            request.add_header("Authorization", "Bearer " + token.decode("latin-1"))
         try:
             with urllib.request.urlopen(  # noqa: S310 - http(s) only, checked in __post_init__
                 request, timeout=self.timeout, context=self.context

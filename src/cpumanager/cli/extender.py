@@ -132,11 +132,47 @@ def read_token(path: Path) -> bytes:
 )
 @click.option(
     "--assume",
-    type=click.Choice(["best", "all"]),
-    default="best",
+    type=click.Choice(["bind", "all"]),
+    default="bind",
     show_default=True,
-    help="Narrow to the best admitting node and assume the pod there, or pass all and "
-    "assume it on each.",
+    help="bind: the scheduler's bindVerb is ours, a pod is assumed where it is bound and "
+    "filter changes nothing; all: (a scheduler that binds itself) assume on every "
+    "admitting node.",
+)
+@click.option(
+    "--auth",
+    type=click.Choice(["tokenreview", "shared"]),
+    default="shared",
+    show_default=True,
+    help="tokenreview: each push's projected ServiceAccount token must be bound to a pod on "
+    "that node (TokenReview); shared: one --token-file for every node.",
+)
+@click.option(
+    "--agent-service-account",
+    "agent_accounts",
+    multiple=True,
+    default=("cpumanager-agent:cpumanager-agent",),
+    show_default=True,
+    help="NAMESPACE:NAME of the agents' ServiceAccount (--auth tokenreview).",
+)
+@click.option(
+    "--kubeconfig",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="API server access for bind and TokenReview [default: $KUBECONFIG, in-cluster, "
+    "~/.kube/config].",
+)
+@click.option(
+    "--no-api",
+    is_flag=True,
+    help="Run without API server access (no bind verb, shared token only).",
+)
+@click.option(
+    "--ready-after",
+    type=click.FloatRange(min=0),
+    default=20.0,
+    show_default=True,
+    help="Seconds up before /readyz may answer ready (two agent push intervals).",
 )
 @click.option(
     "--assume-ttl",
@@ -192,6 +228,11 @@ def extender(
     stale_after: float,
     stale_policy: str,
     assume: str,
+    auth: str,
+    agent_accounts: tuple[str, ...],
+    kubeconfig: Path | None,
+    no_api: bool,
+    ready_after: float,
     assume_ttl: float,
     workers: int | None,
     max_nodes: int,
@@ -221,8 +262,35 @@ def extender(
         check_tls(tls_cert, tls_key, tls_client_ca)
     token = read_token(token_file) if token_file is not None else None
     configure(log_format)
-    if token is None:
-        log("extender", "no --token-file: every snapshot push is refused", level=30)
+    notes: list[str] = []  # logged after the start line
+    api = None
+    if not no_api:
+        from cpumanager.adapters.kube_api import KubeApiError, api_client
+
+        try:
+            # Short calls: a bind makes up to three within the scheduler's 5 s.
+            api = api_client(kubeconfig, timeout=1.2)
+        except KubeApiError as exc:
+            if kubeconfig is not None or auth == "tokenreview":
+                raise
+            notes.append(
+                f"no API server access, no bind verb ({exc}); with a scheduler that binds "
+                "itself give --assume all"
+            )
+    authenticator = None
+    if auth == "tokenreview":
+        from cpumanager.extender.auth import NodeTokens
+
+        if api is None:
+            msg = "--auth tokenreview needs API server access (drop --no-api)"
+            raise InputError(msg)
+        for account in agent_accounts:
+            if account.count(":") != 1 or not all(account.split(":")):
+                msg = f"--agent-service-account {account!r} is not NAMESPACE:NAME"
+                raise InputError(msg)
+        authenticator = NodeTokens(api.token_review, frozenset(agent_accounts))
+    elif token is None:
+        notes.append("no --token-file: every snapshot push is refused")
     config = ExtenderConfig(
         token=token,
         stale_after=stale_after,
@@ -230,6 +298,8 @@ def extender(
         assume=assume,
         assume_ttl=assume_ttl,
         workers=workers,
+        authenticator=authenticator,
+        ready_after=ready_after,
         max_nodes=max_nodes,
     )
     scheme = "https" if tls_cert else "http"
@@ -241,13 +311,17 @@ def extender(
         staleAfter=stale_after,
         stale=stale_policy,
         assume=assume,
+        auth=auth,
+        api=api is not None,
         assumeTtl=assume_ttl,
         workers=workers if workers is not None else "auto",
         tls=scheme == "https",
         mtls=tls_client_ca is not None,
         maxNodes=max_nodes,
     )
-    app = create_app(config)
+    for note in notes:
+        log("extender", note, level=30)
+    app = create_app(config, api=api)
     uvicorn.run(
         access_logged(app) if access_log else app,
         host=host,

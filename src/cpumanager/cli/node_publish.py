@@ -66,7 +66,8 @@ def parse_period(text: str) -> float:
     "--token-file",
     type=click.Path(path_type=Path, dir_okay=False),
     default=None,
-    help="The shared token (the extender refuses pushes without it).",
+    help="The bearer token: the pod's projected ServiceAccount token (read again at every "
+    "push: the kubelet rotates it) or the extender's shared token.",
 )
 @click.option(
     "--ca-file",
@@ -108,8 +109,20 @@ def parse_period(text: str) -> float:
 @click.option(
     "--pods-from-apiserver",
     is_flag=True,
-    help="Fetch the node's pods each round from the kubelet's /pods through the API "
-    "server (in-cluster service account, RBAC get nodes/proxy).",
+    help="Keep the node's pods from the API server: one list, then a watch on "
+    "spec.nodeName (RBAC list and watch pods; kubeconfig or in-cluster access).",
+)
+@click.option(
+    "--kubeconfig",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="API server access for --pods-from-apiserver [default: $KUBECONFIG, in-cluster].",
+)
+@click.option(
+    "--to-every-endpoint",
+    is_flag=True,
+    help="Push to every address --to's host name resolves to (each extender replica "
+    "behind a headless Service), checking each certificate against that name.",
 )
 @click.option(
     "--kubelet-config",
@@ -171,6 +184,8 @@ def publish(
     timeout: float,
     nrt_path: Path | None,
     log_format: str,
+    kubeconfig: Path | None,
+    to_every_endpoint: bool,
 ) -> None:
     """Snapshot this node whenever its checkpoints, pods or configuration change (and at
     least every --every), and push changed snapshots to the extender.
@@ -181,7 +196,14 @@ def publish(
     import tempfile
 
     from cpumanager.adapters.node_collect import CollectOptions, collect_snapshot
-    from cpumanager.agent.publish import HttpSender, Publisher, fetch_node_pods, watched_paths
+    from cpumanager.agent.publish import (
+        EveryEndpoint,
+        HttpSender,
+        NodePods,
+        Publisher,
+        token_reader,
+        watched_paths,
+    )
     from cpumanager.cli.extender import read_token
     from cpumanager.core.gocompat import one_line
     from cpumanager.errors import InputError
@@ -191,8 +213,21 @@ def publish(
         msg = "--pods-from-apiserver needs --node-name (or $NODE_NAME) and no --pods"
         raise InputError(msg)
     fetched = Path(tempfile.mkdtemp(prefix="cpumanager-publish-")) / "pods.json"
+    # A usable token file now; read again at each push (the kubelet rotates projected tokens).
     token = read_token(token_file) if token_file is not None else None
-    sender = HttpSender(url, token, timeout=timeout, ca_file=ca_file)
+    sender: HttpSender | EveryEndpoint
+    if to_every_endpoint:
+        sender = EveryEndpoint(url, token_reader(token_file), timeout=timeout, ca_file=ca_file)
+    else:
+        sender = HttpSender(url, None, timeout=timeout, ca_file=ca_file, token_file=token_file)
+    before = None
+    if pods_from_apiserver:
+        from cpumanager.adapters.kube_api import api_client
+
+        watcher = NodePods(api_client(kubeconfig, timeout=timeout), str(node_name), fetched)
+        watcher.start()
+        watcher.listed.wait(timeout)
+        before = watcher.ready
     options = CollectOptions(
         root=root,
         kubelet_root=kubelet_root,
@@ -206,9 +241,12 @@ def publish(
     )
     publisher = Publisher(
         collect=lambda: collect_snapshot(options),
-        before=(lambda: fetch_node_pods(str(node_name), fetched)) if pods_from_apiserver else None,
+        before=before,
         post=sender.post,
-        paths=watched_paths(kubelet_root, [pods, kubelet_config, config_dir]),
+        paths=watched_paths(
+            kubelet_root,
+            [pods, kubelet_config, config_dir, fetched if pods_from_apiserver else None],
+        ),
         every=period,
         poll=poll,
         on_change=None if nrt_path is None else nrt_writer(nrt_path),

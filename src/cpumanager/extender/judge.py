@@ -17,6 +17,9 @@ property test checks that both agree.
 pod), plus 5 times the share of the free CPUs left in the NUMA node with the most of them
 (free CPUs kept together leave room for the next large pod), rounded.
 
+:func:`known_verdict` answers a pod of the common shape from the node's admission table
+(``summary.py``, computed at push): the verdict :func:`judge` gives, without its admission.
+
 :func:`ruled_out` words a refusal by the node's summary (``summary.py``): the rules that
 may refuse a pod before its exact admission, never refusing one the exact check admits.
 """
@@ -27,11 +30,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from cpumanager.core.cpuset import CPUSet
-from cpumanager.core.topology import CPUTopology
 from cpumanager.core.workload import Pod
 from cpumanager.errors import CpuManagerError
 from cpumanager.extender.prepared import PreparedNode
-from cpumanager.extender.summary import RuleOut
+from cpumanager.extender.summary import PodFacts, RuleOut, score
 from cpumanager.nodeanswers.fit import pod_requests
 from cpumanager.nodeanswers.whatif import (
     PodVerdict,
@@ -46,6 +48,7 @@ __all__ = [
     "Verdict",
     "admits",
     "judge",
+    "known_verdict",
     "not_restorable",
     "pod_cpu_millis",
     "ruled_out",
@@ -98,30 +101,6 @@ def ruled_out(refused: RuleOut) -> Verdict:
         refused.message,
         (f"ruled out before admission by the node's {refused.rule}",),
     )
-
-
-def _numa_bits(topology: CPUTopology) -> tuple[int, ...]:
-    return tuple(topology.group_bits("numa").values())
-
-
-def score(topology: CPUTopology, free: CPUSet, exclusive: CPUSet) -> int:
-    """The prioritize score (module docstring), 0..10."""
-    numa = topology.derived("numa bits", _numa_bits)  # each NUMA node's CPUs, as bits
-    held, left = exclusive.bits, free.bits
-    spanned = 0
-    if held:
-        for cpus in numa:
-            if cpus & held:
-                spanned += 1
-    alignment = 5 / spanned if spanned else 5.0
-    if left:
-        most = 0
-        for cpus in numa:
-            most = max(most, (cpus & left).bit_count())
-        together = 5 * most / left.bit_count()
-    else:
-        together = 5.0
-    return round(alignment + together)
 
 
 def not_restorable(exc: CpuManagerError) -> Verdict:
@@ -182,3 +161,12 @@ def judge(node: PreparedNode, pod: Pod, *, assumed: Sequence[Pod] = ()) -> Verdi
 
 # Verdicts are immutable: one admitted verdict per score (0..MAX_SCORE) serves every node.
 _ADMITTED = tuple(Verdict(True, score=points) for points in range(11))
+
+
+def known_verdict(node: PreparedNode, facts: PodFacts) -> Verdict | None:
+    """:func:`judge`'s verdict from the node's admission table, or None (run the check).
+
+    For a pod that the summary's rules let through, that neither runs nor holds state on
+    the node and with no assumed pods there (the caller's conditions)."""
+    points = node.table.answer(facts.simple) if facts.simple >= 0 else -1
+    return _ADMITTED[points] if points >= 0 else None

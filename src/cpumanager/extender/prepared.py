@@ -37,10 +37,18 @@ from dataclasses import dataclass
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.ids import PodUID
 from cpumanager.errors import CpuManagerError
-from cpumanager.extender.summary import NodeSummary, summarise
+from cpumanager.extender.summary import (
+    NO_TABLE,
+    AdmissionTable,
+    NodeSummary,
+    probe_pod,
+    score,
+    summarise,
+)
 from cpumanager.manager.node import NodeState
 from cpumanager.nodeanswers.fit import Allocatable, node_allocatable
 from cpumanager.nodeanswers.restore import Restored, RestoredState, restore_node
+from cpumanager.nodeanswers.whatif import admitted_quietly, exclusive_cpus
 from cpumanager.nodeview.snapshot import NodeSnapshot
 
 __all__ = ["PreparedNode", "admission_key", "prepare", "try_prepare"]
@@ -57,6 +65,7 @@ class PreparedNode:
     held: frozenset[PodUID]  # pods active on the node or holding CPUs, memory or devices
     reserved: CPUSet  # reservedSystemCPUs, which the prioritize score leaves out
     base: Restored  # started once from ``restored``; verdicts run on its forks
+    table: AdmissionTable = NO_TABLE  # verdicts of the common shape (``summary.py``)
 
 
 def _sorted_repr(values: object) -> list[str]:
@@ -116,6 +125,47 @@ def _held(restored: RestoredState) -> frozenset[PodUID]:
     return frozenset(uids)
 
 
+# The admission table's bounds: machines of at most this many NUMA nodes, probes of at most
+# this many CPUs (larger pods go to the exact check); a push probes at most TABLE_COUNTS pods.
+TABLE_NUMA_LIMIT = 8
+TABLE_COUNTS = 64
+
+
+def admission_table(
+    base: Restored, allocatable: Allocatable, summary: NodeSummary, reserved: CPUSet
+) -> AdmissionTable:
+    """The exact check's verdicts on the probe pods (``summary.py``): one admission of a
+    probe of each exclusive CPU count up to the free exclusive CPUs, on copies of ``base``."""
+    if base.kubelet.memory_manager_policy == "Static":
+        return NO_TABLE  # memory hints would read the pod's memory too
+    topology = base.topology
+    if len(topology.numa_nodes) > TABLE_NUMA_LIMIT:
+        return NO_TABLE  # each probe merges over every NUMA node: such pushes stay cheap
+    shared = score(topology, base.node.cpu_state.default_cpuset - reserved, CPUSet())
+    scores: list[int] = []
+    group = summary.smt_group
+    one_node = max(summary.numa_free, default=0) if summary.numa_free is not None else None
+    # beyond the free exclusive CPUs rule 2 refuses, beyond the CPU headroom rule 1 does
+    top = min(summary.exclusive_free or 0, summary.free.get("cpu", 0) // 1000, TABLE_COUNTS)
+    for count in range(1, top + 1):
+        if (group and count % group) or (one_node is not None and count > one_node):
+            scores.append(-1)  # the summary's rules refuse such pods before the table is read
+            continue
+        probe = probe_pod(count)
+        try:
+            restored = base.fork(explained=False)
+            if not admitted_quietly(restored, [probe], allocatable):
+                scores.append(-1)
+                continue
+        except CpuManagerError:
+            scores.append(-1)
+            continue
+        state = restored.node.cpu_state
+        held = exclusive_cpus(restored, probe, state=state)
+        scores.append(score(topology, state.default_cpuset - reserved, held))
+    return AdmissionTable(tuple(scores), shared)
+
+
 def prepare(snapshot: NodeSnapshot) -> PreparedNode:
     """Restore the node once; the kubelet's refusal to start is raised (CpuManagerError)."""
     topology = snapshot.topology()
@@ -125,15 +175,22 @@ def prepare(snapshot: NodeSnapshot) -> PreparedNode:
     allocatable = node_allocatable(
         topology, frozen.kubelet, hugepages=snapshot.hugepages, devices=state.devices
     )
-    return PreparedNode(
-        frozen,
-        allocatable,
-        admission_key(snapshot, frozen, allocatable),
-        summarise(frozen, allocatable),
-        _held(frozen),
-        frozen.kubelet.reserved_cpus or CPUSet(),
-        frozen.start(),
-    )
+    summary = summarise(frozen, allocatable)
+    reserved = frozen.kubelet.reserved_cpus or CPUSet()
+    base = frozen.start()
+    key = admission_key(snapshot, frozen, allocatable)
+    table = _TABLES.get(key)
+    if table is None:
+        if len(_TABLES) >= TABLES_LIMIT:
+            del _TABLES[next(iter(_TABLES))]  # the oldest
+        table = _TABLES[key] = admission_table(base, allocatable, summary, reserved)
+    return PreparedNode(frozen, allocatable, key, summary, _held(frozen), reserved, base, table)
+
+
+# Admission tables by admission key: nodes with one key admit a new pod alike (module
+# docstring), so they share one table; pushes of nodes in a state seen before skip the probes.
+_TABLES: dict[str, AdmissionTable] = {}
+TABLES_LIMIT = 20_000
 
 
 def try_prepare(snapshot: NodeSnapshot) -> PreparedNode | CpuManagerError:

@@ -1,24 +1,25 @@
 """The extender's HTTP front (starlette): verbs, snapshot pushes, metrics and health.
 
 Routes: ``POST /filter`` and ``POST /prioritize`` (ExtenderArgs in, ExtenderFilterResult /
-HostPriorityList out), ``POST /v1/nodes/{name}/snapshot`` (an agent's push, bearer token),
-``POST /v1/nodes/{name}/heartbeat`` (``{"digest": ...}``: unchanged since the last push),
-``GET /metrics`` and ``GET /healthz``. A malformed request is a 400 with a one-line reason.
+HostPriorityList out), ``POST /bind`` (ExtenderBindingArgs: ``binding.py``),
+``POST /v1/nodes/{name}/snapshot`` (an agent's push; ``auth.py`` says who may push which
+node), ``POST /v1/nodes/{name}/heartbeat`` (``{"digest": ...}``: unchanged since the last
+push), ``GET /metrics``, ``GET /healthz`` (alive) and ``GET /readyz`` (``readiness.py``).
+A malformed request is a 400 with a one-line reason.
 
 **The event loop never computes.** A handler on the loop reads its body (bounded in size and
 time: :class:`Bodies`) and hands everything else to a thread (:class:`Offload`): decoding,
 restoring, judging, even taking the store's lock. Each kind of work has its own lane (a
 thread limiter) and a deadline; past the deadline the caller gets a 503 and the work, which a
 thread cannot be stopped in, finishes unseen. So a push being restored never delays
-``/healthz``, heartbeats or another node's ``/filter``. Filter takes the store's lock for its
-checks and assumptions together, so concurrent filters cannot hand the same CPUs out twice.
+``/healthz``, heartbeats or another node's ``/filter``. Filter and prioritize change no
+state (``assume="bind"``); bind checks and assumes under a lock per node.
 Every cap is in ``core/limits.py`` (docs/limits.md).
 """
 
 from __future__ import annotations
 
 import gc
-import hmac
 import json
 import time
 from collections import Counter
@@ -27,6 +28,7 @@ from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from functools import partial
 
+from prometheus_client import Counter as PromCounter
 from prometheus_client import generate_latest
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
@@ -37,9 +39,11 @@ from cpumanager.core import limits
 from cpumanager.core.gocompat import one_line
 from cpumanager.core.workload import Pod
 from cpumanager.errors import CpuManagerError, InputError
+from cpumanager.extender.auth import Authenticator, SharedToken, refused_push
+from cpumanager.extender.binding import Bindings, PodSource, parse_bind_args
 from cpumanager.extender.fanout import Fanout, FanoutSettings, Job
 from cpumanager.extender.guards import Bodies, BodyTimeout, BodyTooLarge, Busy, Offload
-from cpumanager.extender.judge import Verdict, judge, not_restorable, ruled_out
+from cpumanager.extender.judge import Verdict, judge, known_verdict, not_restorable, ruled_out
 from cpumanager.extender.meters import Meters
 from cpumanager.extender.prepared import PreparedNode
 from cpumanager.extender.protocol import (
@@ -48,6 +52,7 @@ from cpumanager.extender.protocol import (
     parse_args,
     priority_list,
 )
+from cpumanager.extender.readiness import readiness
 from cpumanager.extender.store import (
     NodeEntry,
     NodeStore,
@@ -56,8 +61,9 @@ from cpumanager.extender.store import (
     snapshot_digest,
 )
 from cpumanager.extender.summary import RuleOut, pod_facts, rule_out
+from cpumanager.extender.visibility import pinned
 from cpumanager.nodeanswers.whatif import pod_sentence
-from cpumanager.nodeview.snapshot import snapshot_from_json
+from cpumanager.nodeview.snapshot import snapshot_from_tree
 
 __all__ = ["ExtenderConfig", "create_app"]
 
@@ -67,9 +73,10 @@ class ExtenderConfig:
     """How the extender treats pushes, stale nodes and approvals.
 
     ``stale_policy``: ``fail`` (a node without a fresh snapshot fails the filter, resolvably)
-    or ``pass`` (it passes unchecked); both are counted. ``assume``: ``best`` narrows the
-    filter's answer to the best-scoring admitting node and assumes the pod there, ``all``
-    returns every admitting node and assumes the pod on each (conservative). ``workers``
+    or ``pass`` (it passes unchecked); both are counted. ``assume``: ``bind`` (bindVerb is
+    ours: filter changes nothing, ``binding.py``) or ``all`` (the filter assumes the pod on
+    every admitting node). ``authenticator``: ``auth.py`` (default: the shared ``token``).
+    ``ready_after``: ``readiness.py``. ``workers``
     and ``fanout_threshold``: how one call's exact checks spread over processes
     (``fanout.py``).
     """
@@ -78,7 +85,9 @@ class ExtenderConfig:
     stale_after: float = 60.0
     stale_policy: str = "fail"
     assume_ttl: float = 30.0
-    assume: str = "best"
+    assume: str = "bind"
+    authenticator: Authenticator | None = None
+    ready_after: float = 20.0
     max_body: int = limits.MAX_FILTER_BODY_BYTES
     workers: int | None = None  # processes for exact checks; None: usable CPUs, at most 4
     fanout_threshold: int = 64  # fewer pending exact checks than this run in-process
@@ -123,6 +132,7 @@ def create_app(
     store: NodeStore | None = None,
     *,
     fanout: FanoutSettings | None = None,
+    api: PodSource | None = None,
 ) -> Starlette:
     """The extender's ASGI application over ``store`` (a new one by default); exact checks
     spread over processes by ``fanout`` (by default from the configuration's ``workers``
@@ -138,6 +148,14 @@ def create_app(
     # one at a time so a burst of pushes cannot starve the verbs of the interpreter;
     # small work (heartbeats, the metrics page) never waits behind either.
     offload = Offload(verb=2, push=1, small=4)
+    started = nodes.clock()
+    authenticator = config.authenticator or SharedToken(config.token)
+    binds = PromCounter(
+        "cpumanager_extender_binds",
+        "Bind calls by outcome.",
+        ["outcome"],
+        registry=metrics.registry,
+    )
 
     def timed(
         route: str, handler: Callable[[Request], Awaitable[Response]]
@@ -162,9 +180,13 @@ def create_app(
 
         return run
 
-    def unchecked(name: str, entry: NodeEntry | None, oldest: float) -> Verdict:
+    def unchecked(name: str, entry: NodeEntry | None, oldest: float, pod: Pod) -> Verdict:
         """The verdict on a node that cannot be checked: no fresh snapshot, no pod list, or
-        a state its kubelet would not start on."""
+        a state its kubelet would not start on. A pod no manager pins passes
+        (``visibility.pinned``)."""
+        restorable = entry is None or not isinstance(entry.prepared, CpuManagerError)
+        if restorable and not pinned(pod):
+            return Verdict(True, "", "", ("no resource manager pins this pod",))
         if entry is None or entry.received < oldest:
             return Verdict(
                 config.stale_policy == "pass",
@@ -205,7 +227,7 @@ def create_app(
             prepared = None if entry is None else entry.prepared
             if entry is None or entry.received < oldest or not isinstance(prepared, PreparedNode):
                 local.append((name, (name,)))
-                shared[(name,)] = unchecked(name, entry, oldest)
+                shared[(name,)] = unchecked(name, entry, oldest, pod)
                 continue
             runs_here = pod.uid in prepared.held
             held: tuple[tuple[Pod, str], ...] = ()
@@ -227,6 +249,11 @@ def create_app(
                     verdict = refusals[refused] = ruled_out(refused)
                 shared[state] = verdict
                 continue
+            if state is prepared.key:  # no pod of its own, none assumed: the push-time table
+                known = known_verdict(prepared, facts)
+                if known is not None:
+                    shared[state] = known
+                    continue
             key = (*(state if isinstance(state, tuple) else (state, ())), shape)
             found = nodes.lookup(key)
             if found is not None:
@@ -257,20 +284,14 @@ def create_app(
 
     def filter_answer(args: ExtenderArgs) -> Response:
         with nodes.lock:
-            nodes.forget(args.pod.uid)
             verdicts = decide(args)
             passed = [n for n, v in verdicts.items() if v.admitted]
-            checked = [n for n in passed if v_checked(verdicts[n])]
-            if config.assume == "best" and checked:
-                order = {n: i for i, n in enumerate(passed)}
-                best = max(checked, key=lambda n: (verdicts[n].score, -order[n]))
-                passed = [n for n in passed if n == best or not v_checked(verdicts[n])]
-                checked = [best]
-            shape = pod_shape(args.pod_spec)
-            for name in checked:
-                move = config.assume == "best"
-                nodes.assume(name, args.pod, shape, config.assume_ttl, move=move)
-            metrics.assumed.set(nodes.assumed_count())
+            if config.assume == "all":  # no bindVerb: hold the pod wherever it may go
+                nodes.forget(args.pod.uid)
+                shape = pod_shape(args.pod_spec)
+                for name in (n for n in passed if v_checked(verdicts[n])):
+                    nodes.assume(name, args.pod, shape, config.assume_ttl, move=False)
+                metrics.assumed.set(nodes.assumed_count())
         failed: dict[str, str] = {}
         unresolvable: dict[str, str] = {}
         outcomes = Counter(
@@ -301,22 +322,23 @@ def create_app(
             scores = {n: (v.score if v.admitted else 0) for n, v in verdicts.items()}
             return JSONResponse(priority_list(scores))
 
-    def authorised(request: Request) -> bool:
-        """``Authorization: Bearer <token>``, the scheme in any case (RFC 9110)."""
-        if config.token is None:
-            return False
-        given = request.headers.get("authorization", "").encode("latin-1", "replace")
-        scheme, _, credentials = given.partition(b" ")
-        good = hmac.compare_digest(credentials.strip(), config.token)
-        return scheme.lower() == b"bearer" and good
+    async def refusal(request: Request) -> Response | None:
+        """None when the caller may push the node in the path (``auth.refused_push``)."""
+        header, name = request.headers.get("authorization", ""), request.path_params["name"]
+        check = partial(refused_push, authenticator, header, name)
+        found = await offload.run("small", config.answer_timeout, check)
+        if found is None:
+            return None
+        metrics.pushes.labels(found[1]).inc()
+        return _bad(found[2], found[0])
 
     def node_name(request: Request) -> str:
         return limits.check_node_name(request.path_params["name"], "the node name in the path")
 
     async def push(request: Request) -> Response:
-        if not authorised(request):
-            metrics.pushes.labels("unauthorised").inc()
-            return _bad("unauthorised: send Authorization: Bearer <the shared token>", 401)
+        refused = await refusal(request)
+        if refused is not None:
+            return refused
         try:
             name = node_name(request)
         except InputError:
@@ -332,8 +354,15 @@ def create_app(
         except (ValueError, RecursionError):
             metrics.pushes.labels("invalid").inc()
             return _bad("the snapshot is not JSON; send 'cpumanager node snapshot' output")
+        if not isinstance(document, dict) or limits.depth_of(document) > limits.MAX_DEPTH:
+            metrics.pushes.labels("invalid").inc()
+            return _bad("the body is not a node snapshot (an object, nested at most 64 deep)")
+        digest = snapshot_digest(document)
+        if nodes.heartbeat(name, digest):  # the snapshot held: nothing to decode or restore
+            metrics.pushes.labels("unchanged").inc()
+            return JSONResponse({"node": name, "changed": False})
         try:
-            snapshot = snapshot_from_json(raw)
+            snapshot = snapshot_from_tree(document)
         except InputError:
             metrics.pushes.labels("invalid").inc()
             raise
@@ -341,7 +370,7 @@ def create_app(
             metrics.pushes.labels("invalid").inc()
             return _bad(f"the snapshot is of node {snapshot.node_name!r}, not {name!r}")
         try:
-            changed = nodes.put(snapshot, snapshot_digest(document))
+            changed = nodes.put(snapshot, digest)
         except StoreFull as exc:
             metrics.pushes.labels("refused-full").inc()
             return _bad(str(exc), 507)
@@ -350,9 +379,9 @@ def create_app(
         return JSONResponse({"node": name, "changed": changed})
 
     async def heartbeat(request: Request) -> Response:
-        if not authorised(request):
-            metrics.pushes.labels("unauthorised").inc()
-            return _bad("unauthorised: send Authorization: Bearer <the shared token>", 401)
+        refused = await refusal(request)
+        if refused is not None:
+            return refused
         name = node_name(request)
         raw = await bodies.read(request, limits.MAX_HEARTBEAT_BYTES)
         try:
@@ -386,13 +415,35 @@ def create_app(
     async def healthz(request: Request) -> Response:
         return PlainTextResponse("ok\n")
 
+    async def readyz(request: Request) -> Response:
+        ready, why = readiness(nodes.ages(), nodes.clock() - started, config)
+        return PlainTextResponse(why + "\n", status_code=200 if ready else 503)
+
+    def check_one(args: ExtenderArgs) -> Verdict:
+        with nodes.lock:
+            return decide(args)[args.node_names[0]]
+
+    bindings = None if api is None else Bindings(nodes, api, check_one, config.assume_ttl)
+
+    async def bind_verb(request: Request) -> Response:
+        args = parse_bind_args(await bodies.read(request, limits.MAX_HEARTBEAT_BYTES))
+        if bindings is None:
+            error = "this extender has no API server access to bind with"
+        else:
+            error = await offload.run("verb", config.answer_timeout, partial(bindings.bind, args))
+        binds.labels("bound" if not error else "refused").inc()
+        metrics.assumed.set(nodes.assumed_count())
+        return JSONResponse({"Error": error})
+
     routes = [
         Route("/filter", timed("filter", filter_verb), methods=["POST"]),
         Route("/prioritize", timed("prioritize", prioritize_verb), methods=["POST"]),
+        Route("/bind", timed("bind", bind_verb), methods=["POST"]),
         Route("/v1/nodes/{name}/snapshot", timed("push", push), methods=["POST"]),
         Route("/v1/nodes/{name}/heartbeat", timed("heartbeat", heartbeat), methods=["POST"]),
         Route("/metrics", metrics_page, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
+        Route("/readyz", readyz, methods=["GET"]),
     ]
 
     @asynccontextmanager

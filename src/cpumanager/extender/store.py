@@ -33,6 +33,7 @@ from cpumanager.core.workload import Pod
 from cpumanager.errors import CpuManagerError, InputError
 from cpumanager.extender.judge import Verdict
 from cpumanager.extender.prepared import PreparedNode, try_prepare
+from cpumanager.extender.visibility import unseen
 from cpumanager.nodeview.digest import snapshot_digest
 from cpumanager.nodeview.snapshot import NodeSnapshot
 
@@ -94,7 +95,9 @@ class NodeStore:
                 old.received = self.clock()
                 return False
         # The restore runs outside the lock: filters go on meanwhile.
-        prepared = None if snapshot.pods is None else try_prepare(snapshot)
+        prepared: PreparedNode | CpuManagerError | None = unseen(snapshot)
+        if prepared is None and snapshot.pods is not None:
+            prepared = try_prepare(snapshot)
         reported = frozenset(p.pod.uid for p in snapshot.pods or ())
         with self.lock:
             now = self.clock()
@@ -204,6 +207,18 @@ class NodeStore:
                 entry = self._nodes.get(name)
                 if entry is not None:
                     entry.assumed.pop(uid, None)
+
+    def forget_on(self, name: str, uid: PodUID) -> None:
+        """End the pod's assumption on one node (``binding.py``: gone from it)."""
+        with self.lock:
+            entry = self._nodes.get(name)
+            if entry is not None:
+                entry.assumed.pop(uid, None)
+            names = self._where.get(uid)
+            if names is not None:
+                names.discard(name)
+                if not names:
+                    del self._where[uid]
 
     def lookup(self, key: tuple[object, ...]) -> Verdict | None:
         """The verdict cached under ``key`` (see the module docstring), if any."""

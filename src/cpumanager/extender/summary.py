@@ -28,15 +28,35 @@ pools the summary counts, and the fit predicate counts them on top of the active
 Rules 2 to 4 read the pod's own assignments only when it has some: a pod that already
 runs on the node (or holds CPUs there) is never ruled out by them. Property tests check
 every rule against the exact check over random nodes and pods.
+
+**Admissions answered at push** (:class:`AdmissionTable`, built by ``prepared.prepare``): for
+the common pod shape, one app container asking for CPU and memory only (no devices, no
+hugepages, no init containers, no pod-level resources), on a node without the static memory
+manager, the admit handler's verdict depends on the pod through its exclusive CPU count
+alone: the CPU manager is the only hint provider with an answer, and what it reads of the
+pod is that count (the fit predicate, which reads the amounts, is rule 1's). So the table
+keeps, per count ``n`` from 1 to the most no rule refuses (bounded: ``prepared.py``'s
+``TABLE_COUNTS``, on machines of at most ``TABLE_NUMA_LIMIT`` NUMA nodes), the exact
+check's verdict on a probe pod of that count (a score when admitted), and the score a
+shared-pool pod gets.
+A pod of that shape that rule 1 lets through, with no assumed pods and no state of its own
+on the node, is answered from the table when the probe was admitted (the probe asks for
+less memory, so nothing it was refused for is lost); otherwise the exact check runs. A
+property test checks the table's answers against the exact check over random busy nodes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 
+from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.ids import ContainerName, PodUID
 from cpumanager.core.policy.static import StaticPolicy
+from cpumanager.core.topology import CPUTopology
 from cpumanager.core.workload import (
+    Container,
     Pod,
     guaranteed_cpus,
     pod_guaranteed_cpus,
@@ -47,15 +67,23 @@ from cpumanager.nodeanswers.fit import Allocatable, FitFailure, compared_request
 from cpumanager.nodeanswers.restore import RestoredState
 
 __all__ = [
+    "AdmissionTable",
     "CPUNeeds",
     "NodeSummary",
     "PodFacts",
     "RuleOut",
     "first_fit_failure",
     "pod_facts",
+    "probe_pod",
     "rule_out",
+    "score",
+    "simple_cpu_count",
     "summarise",
 ]
+
+# Pod requests the admission table's shape may carry: the CPU manager reads the CPU count,
+# the fit predicate (rule 1) the amounts; none has a hint provider of its own.
+_PLAIN_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +103,30 @@ class NodeSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class AdmissionTable:
+    """The exact check's verdicts on probe pods, computed at push (module docstring).
+
+    ``scores[n - 1]``: the prioritize score of an admitted ``n``-CPU probe, or -1 (refused,
+    or the check failed: such pods go to the exact check). ``shared``: the score of a pod
+    with no exclusive CPUs (-1: not answered).
+    """
+
+    scores: tuple[int, ...] = ()
+    shared: int = -1
+
+    def answer(self, count: int) -> int:
+        """The score for a pod of ``count`` exclusive CPUs, or -1 (not answered)."""
+        if count == 0:
+            return self.shared
+        if 0 < count <= len(self.scores):
+            return self.scores[count - 1]
+        return -1
+
+
+NO_TABLE = AdmissionTable()
+
+
+@dataclass(frozen=True, slots=True)
 class CPUNeeds:
     """A pod's exclusive CPUs under one PodLevelResources gate value."""
 
@@ -91,6 +143,7 @@ class PodFacts:
     wanted: Mapping[str, int]
     needs: Mapping[bool, CPUNeeds | None]  # by gate value; None: no exclusive CPUs
     checked: tuple[tuple[str, int], ...] = ()  # the requests the fit predicate compares
+    simple: int = -1  # the exclusive CPU count of the admission table's shape; -1: other
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,11 +167,53 @@ def _needs(pod: Pod, gate: bool) -> CPUNeeds | None:
     return CPUNeeds(largest, apps, peak, tuple(c for c in counts if c))
 
 
+def simple_cpu_count(pod: Pod, wanted: Mapping[str, int]) -> int:
+    """The pod's exclusive CPUs when it has the admission table's shape, else -1."""
+    if pod.init_containers or len(pod.containers) != 1 or pod.resources_given:
+        return -1
+    container = pod.containers[0]
+    named = {*wanted, *container.requests, *container.limits}
+    if not named <= _PLAIN_RESOURCES:
+        return -1
+    return guaranteed_cpus(pod, container, pod_level_resources=False)
+
+
 def pod_facts(pod: Pod) -> PodFacts:
     """The pod's requests and exclusive CPU needs (module docstring)."""
     wanted = pod_requests(pod)
     needs = {True: _needs(pod, True), False: _needs(pod, False)}
-    return PodFacts(wanted, needs, compared_requests(wanted))
+    return PodFacts(wanted, needs, compared_requests(wanted), simple_cpu_count(pod, wanted))
+
+
+def probe_pod(count: int) -> Pod:
+    """The admission table's probe: one container, ``count`` CPUs (Guaranteed), 1 MiB."""
+    amounts = {"cpu": Fraction(count), "memory": Fraction(1 << 20)}
+    container = Container(ContainerName("probe"), requests=amounts, limits=amounts)
+    return Pod(PodUID("cpumanager-admission-probe"), "probe", containers=(container,))
+
+
+def _numa_bits(topology: CPUTopology) -> tuple[int, ...]:
+    return tuple(topology.group_bits("numa").values())
+
+
+def score(topology: CPUTopology, free: CPUSet, exclusive: CPUSet) -> int:
+    """The prioritize score (``judge.py``'s docstring), 0..10."""
+    numa = topology.derived("numa bits", _numa_bits)  # each NUMA node's CPUs, as bits
+    held, left = exclusive.bits, free.bits
+    spanned = 0
+    if held:
+        for cpus in numa:
+            if cpus & held:
+                spanned += 1
+    alignment = 5 / spanned if spanned else 5.0
+    if left:
+        most = 0
+        for cpus in numa:
+            most = max(most, (cpus & left).bit_count())
+        together = 5 * most / left.bit_count()
+    else:
+        together = 5.0
+    return round(alignment + together)
 
 
 def first_fit_failure(summary: NodeSummary, facts: PodFacts) -> FitFailure | None:

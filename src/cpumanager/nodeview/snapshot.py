@@ -63,6 +63,7 @@ __all__ = [
     "NodeSnapshot",
     "Source",
     "snapshot_from_json",
+    "snapshot_from_tree",
     "snapshot_to_dict",
     "snapshot_to_json",
 ]
@@ -350,6 +351,12 @@ def snapshot_from_json(data: bytes, *, source: str = "snapshot") -> NodeSnapshot
     except RecursionError as err:
         msg = f"{source}: JSON nested too deeply; give a file written by 'cpumanager node snapshot'"
         raise SnapshotError(msg) from err
+    return snapshot_from_tree(tree, source=source)
+
+
+def snapshot_from_tree(tree: Any, *, source: str = "snapshot") -> NodeSnapshot:
+    """:func:`snapshot_from_json` of a document already decoded (a caller that needs the
+    tree too decodes once)."""
     if limits.depth_of(tree) > limits.MAX_DEPTH:
         msg = (
             f"{source}: JSON nested deeper than {limits.MAX_DEPTH} levels; give a file "

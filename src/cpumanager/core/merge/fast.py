@@ -59,6 +59,7 @@ from cpumanager.core.merge.cover import Cover
 from cpumanager.core.merge.exact import AnyProviderHints, RawHint, to_hint
 from cpumanager.core.merge.lists import Explicit, normalize
 from cpumanager.core.merge.options import NUMAInfo
+from cpumanager.core.merge.pruned import all_explicit, solve_explicit
 
 __all__ = ["DEFAULT_EXPAND_LIMIT", "FastStats", "merge_fast", "solve_lists"]
 
@@ -331,6 +332,7 @@ def solve_lists(
     expand_limit: int = DEFAULT_EXPAND_LIMIT,
     class_limit: int = DEFAULT_CLASS_LIMIT,
     stats: FastStats | None = None,
+    pruned: bool = True,
 ) -> RawHint:
     """The merged (mask bits, preferred) pair before the policy's final rewriting.
 
@@ -338,8 +340,13 @@ def solve_lists(
     taking its hint from the family (as a rule) and once from the extras (as an explicit
     list), every combination, and the best answer wins (the kubelet's order is total, so
     the best over the parts is the best over the whole). ``bnp`` comes from the whole lists.
+    Lists only (no rule anywhere) go to the branch and bound of ``pruned.py`` unless
+    ``pruned`` is False (tests use that to run the searches below on lists).
     """
     stats = stats if stats is not None else FastStats()
+    if pruned and all_explicit(providers):
+        stats.phase = "explicit"
+        return solve_explicit(policy, numa, providers, prefer_closest=prefer_closest)
     explicit, implicit, unions = normalize(policy, numa, providers)
     default = numa.default_bits
     if any(not item.hints for item in explicit):
@@ -394,6 +401,7 @@ def merge_fast(
     expand_limit: int = DEFAULT_EXPAND_LIMIT,
     class_limit: int = DEFAULT_CLASS_LIMIT,
     stats: FastStats | None = None,
+    pruned: bool = True,
 ) -> tuple[TopologyHint, bool]:
     """Same (hint, admit) as :func:`~cpumanager.core.merge.exact.merge_exact`, fast.
 
@@ -410,6 +418,7 @@ def merge_fast(
         expand_limit=expand_limit,
         class_limit=class_limit,
         stats=stats,
+        pruned=pruned,
     )
     if policy == "single-numa-node" and bits == numa.default_bits:
         return TopologyHint(None, preferred), preferred

@@ -1,0 +1,76 @@
+"""deploy/ keeps the cluster promises (docs/extender.md): two replicas that never all go,
+readiness from fresh snapshots, TLS, per-node credentials, least privilege."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cpumanager.extender.auth import AUDIENCE
+from tests.deploy.test_manifests import documents
+
+
+def find(kind: str, name: str) -> dict[str, Any]:
+    (doc,) = [d for _, d in documents() if d["kind"] == kind and d["metadata"]["name"] == name]
+    return doc
+
+
+def args_of(container: dict[str, Any]) -> dict[str, str]:
+    command = container["command"]
+    return {a: b for a, b in zip(command, [*command[1:], ""], strict=True) if a.startswith("--")}
+
+
+def test_the_extender_survives_a_replica_loss() -> None:
+    deployment = find("Deployment", "cpumanager-extender")
+    spec = deployment["spec"]
+    assert spec["replicas"] >= 2
+    assert spec["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
+    pdb = find("PodDisruptionBudget", "cpumanager-extender")
+    assert pdb["spec"]["minAvailable"] == 1
+    assert pdb["spec"]["selector"]["matchLabels"] == spec["selector"]["matchLabels"]
+    (container,) = spec["template"]["spec"]["containers"]
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    args = args_of(container)
+    assert "--tls-cert" in args
+    assert args["--auth"] == "tokenreview"
+    limits = container["resources"]["limits"]
+    assert int(limits["cpu"]) == int(args["--workers"])  # the quota the workers may use
+    replicas = find("Service", "cpumanager-extender-replicas")
+    assert replicas["spec"]["clusterIP"] == "None"
+    assert replicas["spec"]["publishNotReadyAddresses"] is True  # pushes make it ready
+
+
+def test_agents_push_to_every_replica_with_a_node_bound_token() -> None:
+    daemonset = find("DaemonSet", "cpumanager-agent")
+    pod = daemonset["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    args = args_of(container)
+    assert "--to-every-endpoint" in args
+    assert args["--to"].startswith("https://cpumanager-extender-replicas.")
+    projected = next(v for v in pod["volumes"] if v["name"] == "tokens")["projected"]
+    audiences = [s["serviceAccountToken"].get("audience") for s in projected["sources"]]
+    assert audiences == [AUDIENCE]
+    assert pod["securityContext"]["seccompProfile"]["type"] == "RuntimeDefault"
+    security = container["securityContext"]
+    assert security["capabilities"]["drop"] == ["ALL"]
+    assert "add" not in security["capabilities"]
+    assert security["readOnlyRootFilesystem"] is True
+    assert security["allowPrivilegeEscalation"] is False
+
+
+def test_no_role_grants_nodes_proxy_or_secrets() -> None:
+    for _, doc in documents():
+        if doc["kind"] in ("ClusterRole", "Role"):
+            for rule in doc["rules"]:
+                assert "nodes/proxy" not in rule["resources"], doc["metadata"]["name"]
+                assert "secrets" not in rule["resources"], doc["metadata"]["name"]
+    agent = find("ClusterRole", "cpumanager-agent")
+    assert agent["rules"] == [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "watch"]}
+    ]
+
+
+def test_only_agents_and_schedulers_reach_the_extender() -> None:
+    policy = find("NetworkPolicy", "cpumanager-extender")
+    (rule,) = policy["spec"]["ingress"]
+    assert all("ipBlock" not in peer for peer in rule["from"])
+    assert rule["ports"] == [{"protocol": "TCP", "port": 8443}]
