@@ -78,6 +78,9 @@ def test_the_first_stage_that_refuses_and_exit_1() -> None:
         starts.stderr
     )
     assert 'unknown policy: "Static"' in starts.stderr
+    doc = json.loads(run("--flags", "--cpu-manager-policy=Static", "-o", "json").output)
+    assert doc["stage"] == "starts"
+    assert doc["kubelet"] == 'failed to run Kubelet: unknown policy: "Static"'
 
 
 def test_bad_input_is_one_line() -> None:

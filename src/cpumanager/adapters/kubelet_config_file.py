@@ -76,9 +76,13 @@ def _load_yaml(text: str, *, source: str) -> object:
 
 
 class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that records duplicate keys (the kubelet's strict pass refuses them)."""
+    """SafeLoader that records keys given twice in a mapping, with the line of the repeat
+    (the kubelet's strict YAML reader refuses them)."""
 
-    duplicates: list[str]
+    duplicates: list[tuple[str, int]]
+
+
+_MAX_DUPLICATES = 20  # enough to name; a hostile file may repeat a key 100,000 times
 
 
 def _mapping_with_duplicates(loader: _StrictLoader, node: yaml.MappingNode) -> dict[object, object]:
@@ -86,11 +90,12 @@ def _mapping_with_duplicates(loader: _StrictLoader, node: yaml.MappingNode) -> d
     for key_node, _ in node.value:
         key = loader.construct_object(key_node, deep=True)
         try:
-            if key in seen:
-                loader.duplicates.append(str(key))
+            repeated = key in seen
             seen.add(key)
-        except TypeError:
-            pass
+        except TypeError:  # an unhashable key: the constructor refuses it below
+            continue
+        if repeated and len(loader.duplicates) < _MAX_DUPLICATES:
+            loader.duplicates.append((str(key), key_node.start_mark.line + 1))
     return loader.construct_mapping(node, deep=True)
 
 
@@ -100,9 +105,10 @@ _StrictLoader.add_constructor(
 )
 
 
-def parse_yaml_keeping_duplicates(text: str) -> tuple[object, list[str]]:
-    """The first YAML document (the kubelet's YAML reader takes the first), and the keys
-    found twice in a mapping; YamlSyntaxError with the parser's line and problem."""
+def parse_yaml_keeping_duplicates(text: str) -> tuple[object, list[tuple[str, int]]]:
+    """The first YAML document (the kubelet's YAML reader takes the first), and each key
+    found again in its mapping with the line of the repeat; YamlSyntaxError with the
+    parser's line and problem."""
     loader = _StrictLoader(text)
     loader.duplicates = []
     try:

@@ -96,11 +96,12 @@ ACCEPTED = [
     (HEAD, {}, ()),
     ('{"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration"}', {}, ()),
     (
-        HEAD + "maxPods: 10\nmaxPods: 20\n",
-        {"maxPods": 20},
+        HEAD + "maxPods: 10\nmaxPods: 20\nmaxPods: 30\n",
+        {"maxPods": 30},
         (
-            "Using lenient decoding as strict decoding failed: strict decoding error: "
-            'duplicate field "maxPods"',
+            "Using lenient decoding as strict decoding failed: strict decoding error: yaml: "
+            'unmarshal errors:\n  line 4: key "maxPods" already set in map\n  line 5: key '
+            '"maxPods" already set in map',
         ),
     ),
     (

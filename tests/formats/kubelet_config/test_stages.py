@@ -155,3 +155,20 @@ def test_a_drop_ins_mistyped_field_refuses_once_merged() -> None:
         "configuration: json: cannot unmarshal string into Go struct field "
         "KubeletConfiguration.maxPods of type int32",
     )
+
+
+def test_the_managers_refuse_in_the_order_they_are_built() -> None:
+    body = {
+        **HEAD,
+        "memoryManagerPolicy": "Static",  # built last
+        "cpuManagerPolicy": "static",  # no reservation: refused before its options
+        "cpuManagerPolicyOptions": {"no-such-option": "true"},
+        "topologyManagerPolicyOptions": {"no-such-option": "true"},  # built first
+    }
+    with pytest.raises(KubeletConfigInvalidError) as caught:
+        assemble(file=ConfigSource("k.yaml", body), release=V132)
+    assert caught.value.stage == "starts"
+    topology, cpu, memory = caught.value.errors
+    assert "no-such-option" in topology
+    assert cpu.startswith("[cpumanager] unable to determine reserved CPU resources")
+    assert memory.startswith("[memorymanager] you should specify the system reserved memory")

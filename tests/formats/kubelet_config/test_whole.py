@@ -268,6 +268,45 @@ VALIDATION_1_32 = [
         ],
     ),
     ({"showHiddenMetricsForVersion": "1.31"}, []),
+    (
+        {"reservedSystemCPUs": "1-2-3"},
+        [
+            IC + "unable to parse reservedSystemCPUs (--reserved-cpus) 1-2-3, error: strconv.Atoi: "
+            'parsing "2-3": invalid syntax'
+        ],
+    ),
+    (
+        {"reservedSystemCPUs": "3-1"},
+        [
+            IC + "unable to parse reservedSystemCPUs (--reserved-cpus) 3-1, error: invalid range "
+            '"3-1" (3 > 1)'
+        ],
+    ),
+    (
+        {"registerWithTaints": [{"key": "a", "effect": "NoSchedule", "timeAdded": "2020-01-01"}]},
+        [IC + "taint.TimeAdded is not nil"],
+    ),
+    (
+        {"featureGates": {"CustomCPUCFSQuotaPeriod": True}, "cpuCFSQuotaPeriod": "500us"},
+        [
+            IC + "cpuCFSQuotaPeriod (--cpu-cfs-quota-period) {500\u00b5s} must be between 1ms and "
+            "1sec, inclusive"
+        ],
+    ),
+    (
+        {
+            "featureGates": {"KubeletCrashLoopBackOffMax": True},
+            "crashLoopBackOff": {"maxContainerRestartPeriod": "500ms"},
+        },
+        [
+            IC + "CrashLoopBackOff.MaxContainerRestartPeriod (got: 0.5 seconds) must be set "
+            "between 1s and 300s"
+        ],
+    ),
+    (
+        {"memoryThrottlingFactor": 0},
+        [IC + "memoryThrottlingFactor 0 must be greater than 0 and less than or equal to 1.0"],
+    ),
 ]
 
 
@@ -373,6 +412,18 @@ GATES = [
     ),
     ((1, 32), {"KubeletCrashLoopBackOffMax": True}, None),
     ((1, 32), {"AllAlpha": False, "ContextualLogging": True}, None),
+    # from 1.32 every locked gate is refused at once; an unknown one stops the walk
+    (
+        (1, 32),
+        {"MemoryManager": False, "CPUManager": False},
+        "[cannot set feature gate MemoryManager to false, feature is locked to true, "
+        "cannot set feature gate CPUManager to false, feature is locked to true]",
+    ),
+    (
+        (1, 31),
+        {"CPUManager": False, "NoSuchGate": True},
+        "cannot set feature gate CPUManager to false, feature is locked to true",
+    ),
 ]
 
 
@@ -465,7 +516,10 @@ def test_aggregate_is_the_kubelets() -> None:
     assert whole.kubelet_text("validates", ["a", "b"]) == (
         "failed to validate kubelet configuration, error: [a, b]"
     )
-    assert whole.kubelet_text("starts", ["first", "second"]) == "first"
+    assert whole.kubelet_text("starts", ['unknown policy: "Static"; use "static"', "b"]) == (
+        'failed to run Kubelet: unknown policy: "Static"'
+    )
+    assert whole.kubelet_text("loads", ["first", "second"]) == "first"
 
 
 @pytest.mark.parametrize("release", RELEASES)

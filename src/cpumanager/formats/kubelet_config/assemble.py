@@ -38,7 +38,7 @@ from cpumanager.formats.kubelet_config.document import load_refusal
 from cpumanager.formats.kubelet_config.fields import check_string_maps, fail, mapping
 from cpumanager.formats.kubelet_config.flags import KubeletFlags
 from cpumanager.formats.kubelet_config.model import KubeletConfig
-from cpumanager.formats.kubelet_config.validation import option_errors, startup_errors
+from cpumanager.formats.kubelet_config.validation import start_order_errors
 
 __all__ = [
     "DROP_IN_CHECKS_SINCE",
@@ -197,7 +197,7 @@ def _staged(raw: Mapping[str, object], release: Release, *, file_gates: object) 
     if messages:
         raise KubeletConfigInvalidError(tuple(messages), stage="validates")
     config, errors = decode(raw, KubeletConfig)
-    errors = [*errors, *startup_errors(config), *option_errors(config)]
+    errors = [*errors, *start_order_errors(config)]
     if errors:
         raise KubeletConfigInvalidError(tuple(errors), stage="starts")
     return config

@@ -284,24 +284,27 @@ def _cgroup_needed(field: str, plain: str, compressible: bool) -> str:
 def cpuset_error(text: str) -> str:
     """``cpuset.Parse``'s error for a CPU list, or "" when it parses."""
     for part in text.split(","):
-        bounds = part.split("-")
-        if len(bounds) == 1:
-            if not _is_go_int(bounds[0]):
-                return f"strconv.Atoi: parsing {go_q(bounds[0])}: invalid syntax"
-        elif len(bounds) == 2:
-            for bound in bounds:
-                if not _is_go_int(bound):
-                    return f"strconv.Atoi: parsing {go_q(bound)}: invalid syntax"
+        bounds = part.split("-", 1)
+        for bound in bounds:
+            problem = _atoi_error(bound)
+            if problem:
+                return problem
+        if len(bounds) == 2:
             start, end = int(bounds[0]), int(bounds[1])
             if start > end:
                 return f"invalid range {go_q(part)} ({start} > {end})"
-        else:
-            return f"invalid range {go_q(part)}"
     return ""
 
 
-def _is_go_int(text: str) -> bool:
-    return re.fullmatch(r"[+-]?\d+", text) is not None and len(text.lstrip("+-")) <= 18
+def _atoi_error(text: str) -> str:
+    """``strconv.Atoi``'s error for ``text``, or "" when it is an int64."""
+    if re.fullmatch(r"[+-]?[0-9]+", text) is None:
+        return f"strconv.Atoi: parsing {go_q(text)}: invalid syntax"
+    sign = "-" if text.startswith("-") else ""
+    digits = text.lstrip("+-").lstrip("0") or "0"
+    if len(digits) > 19 or not -(2**63) <= int(sign + digits) < 2**63:
+        return f"strconv.Atoi: parsing {go_q(text)}: value out of range"
+    return ""
 
 
 def reserved_memory_messages(raw: object) -> list[str]:
@@ -316,7 +319,7 @@ def reserved_memory_messages(raw: object) -> list[str]:
         limits = entry.get("limits") or {}
         if not isinstance(limits, Mapping):
             continue
-        for resource, amount in limits.items():
+        for resource, amount in sorted(limits.items(), key=lambda item: str(item[0])):
             if not (resource == "memory" or str(resource).startswith("hugepages-")):
                 out.append(
                     f"invalid configuration: the limit type {go_q(str(resource))} for NUMA node "

@@ -70,9 +70,10 @@ class YamlSyntaxError(Exception):
         self.problem = problem
 
 
-# Parses YAML text: (the first document, the keys found twice in one mapping); raises
-# YamlSyntaxError. The adapters provide it (parsing YAML is theirs).
-ParseYaml = Callable[[str], tuple[object, list[str]]]
+# Parses YAML text: (the first document, each key found again in its mapping with the
+# 1-based line of that repeat); raises YamlSyntaxError. The adapters provide it (parsing
+# YAML is theirs).
+ParseYaml = Callable[[str], tuple[object, list[tuple[str, int]]]]
 
 
 def _json_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
@@ -94,30 +95,36 @@ def decode_file(text: str, *, path: str, parse_yaml: ParseYaml) -> LoadedDocumen
     """
     if text == "":
         raise load_refusal(path, f'kubelet config file "{path}" was empty')
+    yaml_duplicates: list[tuple[str, int]] = []
+    json_duplicates: list[str] = []
     if text.lstrip(" \t\r\n").startswith("{"):
-        body, duplicates = _decode_json(text, path)
+        body, json_duplicates = _decode_json(text, path)
     else:
-        body, duplicates = _decode_yaml(text, path, parse_yaml)
-    if body is None or not isinstance(body, Mapping):
-        shown = "null" if body is None else json.dumps(body)
-        if body is None:
-            raise load_refusal(path, f"failed to decode: Object 'Kind' is missing in '{text}'")
+        body, yaml_duplicates = _decode_yaml(text, path, parse_yaml)
+    if body is None:
+        raise load_refusal(path, f"failed to decode: Object 'Kind' is missing in '{text}'")
+    if not isinstance(body, Mapping):
         msg = (
             "failed to decode: couldn't get version/kind; json parse error: json: cannot "
             f"unmarshal {_kind_of(body)} into Go value of type struct {{ APIVersion string "
             f'"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }}'
         )
-        del shown
         raise load_refusal(path, msg)
     _check_type_meta(body, text, path)
     warnings: list[str] = []
-    strict = [f'duplicate field "{name}"' for name in duplicates]
-    strict += [f'unknown field "{name}"' for name in body if name not in FIELD_KINDS]
-    if strict:
+    if yaml_duplicates:
+        # the strict YAML reader fails first; the lenient decoder then reads the file
         warnings.append(
-            "Using lenient decoding as strict decoding failed: strict decoding error: "
-            + ", ".join(strict)
+            "Using lenient decoding as strict decoding failed: " + _yaml_strict(yaml_duplicates)
         )
+    else:
+        strict = [f'duplicate field "{name}"' for name in json_duplicates[:_MAX_REPORTED]]
+        strict += [f'unknown field "{name}"' for name in body if name not in FIELD_KINDS]
+        if strict:
+            warnings.append(
+                "Using lenient decoding as strict decoding failed: strict decoding error: "
+                + ", ".join(strict[:_MAX_REPORTED])
+            )
     return LoadedDocument(body=body, warnings=tuple(warnings))
 
 
@@ -164,7 +171,9 @@ def _go_json_syntax(text: str, err: ValueError) -> str:
     return f"invalid character {shown} after object key:value pair"
 
 
-def _decode_yaml(text: str, path: str, parse_yaml: ParseYaml) -> tuple[object, list[str]]:
+def _decode_yaml(
+    text: str, path: str, parse_yaml: ParseYaml
+) -> tuple[object, list[tuple[str, int]]]:
     try:
         return parse_yaml(text)
     except YamlSyntaxError as err:
@@ -234,16 +243,12 @@ def decode_drop_in(
             line = f"line {err.line}: " if err.line is not None else ""
             detail = f"error converting YAML to JSON: yaml: {line}{err.problem}"
             raise drop_in_refusal(directory, f"{where}, error: {detail}") from err
-        duplicates = [(name, _line_of_second(text, name)) for name in names]
+        duplicates = names[:_MAX_REPORTED]
     if not isinstance(body, Mapping) or not body.get("kind"):
         detail = f"Object 'Kind' is missing in '{text}'"
         raise drop_in_refusal(directory, f"{where}, error: {detail}")
     if duplicates:
-        lines = "".join(
-            f'\n  line {line}: key "{name}" already set in map' for name, line in duplicates
-        )
-        detail = f"strict decoding error: yaml: unmarshal errors:{lines}"
-        raise drop_in_refusal(directory, f"{where}, error: {detail}")
+        raise drop_in_refusal(directory, f"{where}, error: {_yaml_strict(duplicates)}")
     api_version = body.get("apiVersion")
     group, _, version = str(api_version or "").rpartition("/")
     kind = str(body["kind"])
@@ -253,15 +258,16 @@ def decode_drop_in(
     return LoadedDocument(body=body)
 
 
-def _line_of_second(text: str, key: str) -> int:
-    """The 1-based line of the second ``key:`` at the start of a line (go-yaml's report)."""
-    seen = 0
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.lstrip().startswith((f"{key}:", f'"{key}":', f"'{key}':")):
-            seen += 1
-            if seen == 2:
-                return number
-    return 0
+_MAX_REPORTED = 20  # duplicate keys named in one message (a hostile file may hold many)
+
+
+def _yaml_strict(duplicates: list[tuple[str, int]]) -> str:
+    """The strict YAML reader's error for keys given twice (go-yaml's "unmarshal errors")."""
+    lines = "".join(
+        f'\n  line {line}: key "{name}" already set in map'
+        for name, line in duplicates[:_MAX_REPORTED]
+    )
+    return f"strict decoding error: yaml: unmarshal errors:{lines}"
 
 
 def type_refusal(path: str, err: ConfigError) -> KubeletConfigInvalidError:

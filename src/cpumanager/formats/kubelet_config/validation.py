@@ -25,7 +25,13 @@ from cpumanager.formats.kubelet_config.values import (
 if TYPE_CHECKING:
     from cpumanager.formats.kubelet_config.model import KubeletConfig
 
-__all__ = ["ENFORCEMENT_KEYS", "option_errors", "startup_errors", "validation_errors"]
+__all__ = [
+    "ENFORCEMENT_KEYS",
+    "option_errors",
+    "start_order_errors",
+    "startup_errors",
+    "validation_errors",
+]
 
 _PODS, _NONE = "pods", "none"
 _SYSTEM, _SYSTEM_C = "system-reserved", "system-reserved-compressible"
@@ -147,23 +153,30 @@ def _reserved_memory_errors(config: KubeletConfig) -> list[str]:
     return errors
 
 
-def option_errors(config: KubeletConfig) -> list[str]:
-    """The policy options' refusals, as the topology and CPU managers give them when built.
+def start_order_errors(config: KubeletConfig) -> list[str]:
+    """Every refusal of the managers' construction, in the order the container manager
+    builds them: the topology manager (its options), the CPU manager (policy, reservation,
+    then options), the memory manager. The kubelet stops at the first."""
+    topology = _topology_option_errors(config)
+    cpu = _cpu_manager_errors(config) or _cpu_option_errors(config)
+    memory = startup_errors(config)[len(_cpu_manager_errors(config)) :]
+    return [*topology, *cpu, *memory]
 
-    Kept apart from :func:`validation_errors` because building a :class:`KubeletConfig`
-    does not build the managers (``manager/node.py`` does, and refuses there); the
-    effective-configuration report lists them with the rest.
-    """
-    errors: list[str] = []
+
+def _topology_option_errors(config: KubeletConfig) -> list[str]:
     try:
         parse_policy_options(
             config.topology_manager_policy_options, feature_gates=config.feature_gates
         )
     except ConfigError as err:
-        errors.append(err.message)
+        return [err.message]
+    return []
+
+
+def _cpu_option_errors(config: KubeletConfig) -> list[str]:
     if config.cpu_manager_policy == "none" and config.cpu_manager_policy_options:
-        errors.append("None policy: received unsupported options; remove cpuManagerPolicyOptions")
-    elif config.cpu_manager_policy == "static":
+        return ["None policy: received unsupported options; remove cpuManagerPolicyOptions"]
+    if config.cpu_manager_policy == "static":
         try:
             StaticPolicyOptions.parse(
                 config.cpu_manager_policy_options,
@@ -171,8 +184,18 @@ def option_errors(config: KubeletConfig) -> list[str]:
                 beta_enabled=config.feature_gate("CPUManagerPolicyBetaOptions", default=True),
             )
         except ConfigError as err:
-            errors.append(err.message)
-    return errors
+            return [err.message]
+    return []
+
+
+def option_errors(config: KubeletConfig) -> list[str]:
+    """The policy options' refusals, as the topology and CPU managers give them when built.
+
+    Kept apart from :func:`validation_errors` because building a :class:`KubeletConfig`
+    does not build the managers (``manager/node.py`` does, and refuses there); the
+    effective-configuration report lists them with the rest.
+    """
+    return [*_topology_option_errors(config), *_cpu_option_errors(config)]
 
 
 def startup_errors(config: KubeletConfig) -> list[str]:

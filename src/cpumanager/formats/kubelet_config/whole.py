@@ -332,6 +332,9 @@ def kubelet_text(stage: str, messages: Sequence[str]) -> str:
     ``failed to validate kubelet configuration, error: ...``, else the first refusal (the
     kubelet stops at the first file, gate or manager that refuses)."""
     first = messages[0]
+    if stage == "starts":
+        # the managers' own text (our remedy after "; " dropped), as Run wraps it
+        return f"failed to run Kubelet: {first.split('; ')[0]}"
     if stage != "validates" or first.startswith("failed to set feature gates"):
         return first
     return f"failed to validate kubelet configuration, error: {aggregate(messages)}"
