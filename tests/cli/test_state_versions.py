@@ -16,9 +16,13 @@ def run(*args: str | Path) -> Run:
 
 def test_verify_a_v3_file_by_release() -> None:
     path = GOLDEN / "newer" / "memory-v2-kubelet-test.json"
-    newest = run("verify", path)
+    newest = run("verify", path, "--feature-gates", "PodLevelResourceManagers=true")
     assert newest.exit_code == 0, newest.output
     assert "memory V2 (podEntries" in newest.output
+    # gate off (1.37's default): the pod-level entries are read but not restored
+    gate_off = run("verify", path)
+    assert gate_off.exit_code == 1
+    assert "dropping 1 pod-level entries" in gate_off.output
     old = run("verify", path, "--kubelet-version", "1.35", "-o", "json")
     report = json.loads(old.output)
     assert old.exit_code == 1

@@ -170,11 +170,13 @@ def _verify_json(path: Path, found: Diagnosis) -> dict[str, Any]:
     help="Memory files: the kubelet's reservedMemory, e.g. 0:memory=1Gi (repeatable).",
 )
 @state_versions.kubelet_version_option
+@state_versions.feature_gates_option
 @output_option
 def verify(
     *,
     path: Path,
     release: tuple[int, int],
+    feature_gates: str | None,
     sysfs: Path | None,
     machine: str | None,
     policy: str | None,
@@ -185,10 +187,21 @@ def verify(
     output: str,
 ) -> None:
     """Exit 0 when the kubelet would restore PATH (any of its three checkpoints), else 1."""
+    gates = state_versions.parse_feature_gates(feature_gates, release)
     data = read_checkpoint(path)
-    if state_versions.verify_newer(data, path=path, release=release, output=output):
+    newer = state_versions.verify_newer(
+        data, path=path, release=release, output=output, gates=gates, policy=policy
+    )
+    if newer:
         return
     other = state_nodes.other_kind(data)
+    by_release = (
+        None
+        if other == "device"
+        else state_versions.release_verdict(
+            data, path=path, release=release, gates=gates, policy=policy
+        )
+    )
     if other is not None:
         topology = _topology(sysfs, machine) if other == "memory" else None
         machine_state = None
@@ -196,8 +209,9 @@ def verify(
             per_node = state_nodes.parse_reserved_memory(reserved_memory)
             machine_state = state_nodes.default_state(topology, per_node)
         state_nodes.verify(
-            data, other, path=path, policy=policy, output=output, machine=machine_state
-        )
+            data, other, path=path, policy=policy, output=output, machine=machine_state,
+            by_release=by_release,
+        )  # fmt: skip
         if other == "memory" and output != "json":
             state_versions.echo_readers(data)
         return
@@ -213,10 +227,13 @@ def verify(
         reserved=reserved,
         strict_reservation=strict_reservation,
     )
+    assert by_release is not None
+    ok = found.ok and by_release[0]
     if output == "json":
-        emit_json({**_verify_json(path, found), **state_versions.describe(data)})
+        report = {**_verify_json(path, found), **state_versions.describe(data)}
+        emit_json({**report, "ok": ok, "kubelet": by_release[1]})
     else:
-        verdict = "OK: the kubelet would restore it" if found.ok else "FAIL: the kubelet refuses it"
+        verdict = "OK: the kubelet would restore it" if ok else "FAIL: the kubelet refuses it"
         _lines(
             [
                 ("file", str(path)),
@@ -227,10 +244,12 @@ def verify(
         )
         for reason in found.reasons:
             click.echo(f"  reason: {reason}")
+        if not by_release[0]:
+            click.echo(f"  reason: {by_release[1]}")
         for note in found.notes:
             click.echo(f"  note: {note}")
         state_versions.echo_readers(data)
-    if not found.ok:
+    if not ok:
         raise SystemExit(1)
 
 

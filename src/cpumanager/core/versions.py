@@ -88,7 +88,7 @@ RULES: Final[tuple[Rule, ...]] = (
     _r("cpu.write", "1.37", "v4", "#139102", "inline V3 fields, checksum 0, data/dataChecksum"),
     _r("cpu.read", "1.18", ("v1", "v2"), "#84462", "V1 first, then V2"),
     _r("cpu.read", "1.36", ("v3", "v1", "v2"), "#134768", "V3 first with the gate"),
-    _r("cpu.read", "1.37", ("v4", "v3", "v1", "v2"), "#139102"),
+    _r("cpu.read", "1.37", ("v4", "v3", "v2"), "#139102", "no V1 reader; V2 is the oldest"),
     _r("memory.write", "1.18", "none", "-", "no memory manager before 1.21"),
     _r("memory.write", "1.21", "v1", "#95479"),
     _r("memory.write", "1.36", "v1|v2", "#134768", "V2 (podEntries) with the gate"),
