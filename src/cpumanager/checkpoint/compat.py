@@ -16,6 +16,7 @@ from cpumanager.checkpoint.cpu import codec
 from cpumanager.checkpoint.cpu.checksum import checksum_of
 from cpumanager.checkpoint.cpu.cpulist import CPUListError, parse_cpu_list
 from cpumanager.checkpoint.cpu.model import CheckpointV2
+from cpumanager.checkpoint.device import codec as device
 from cpumanager.checkpoint.go import fastjson, gojson
 from cpumanager.checkpoint.memory import codec as memory
 from cpumanager.core import versions
@@ -46,6 +47,8 @@ FORMAT_NAMES = {
     "memory-v1": "memory V1",
     "memory-v2": "memory V2 (podEntries, PodLevelResourceManagers)",
     "memory-v3": "memory V3 (inline V1 fields + data/dataChecksum)",
+    "device-v1": "device V1 (DeviceIDs a list, kubelet <= 1.19)",
+    "device-v2": "device V2 (DeviceIDs per NUMA node)",
 }
 
 
@@ -298,7 +301,17 @@ def _read_memory(data: bytes, release: Release, gate: bool, policy: str | None) 
     return Outcome(release, gate, found.format, dropped_pod_entries=found.dropped_pod_entries)
 
 
-CheckpointKind = Literal["cpu", "memory"]
+def _read_device(data: bytes, release: Release) -> Outcome:
+    """The device manager's read: V1 only before v1.20, V2 then V1 to v1.29, V2 only after."""
+    v2, v1 = device.attempts_device(data)
+    order = (v1,) if release < (1, 20) else (v2, v1) if release < (1, 30) else (v2,)
+    for result in order:
+        if result.ok:
+            return Outcome(release, False, f"device-{result.format}")
+    return Outcome(release, False, error=order[0].error)
+
+
+CheckpointKind = Literal["cpu", "memory", "device"]
 
 
 def read_as(
@@ -320,6 +333,8 @@ def read_as(
         if gate is None
         else gate
     )
+    if kind == "device":
+        return _read_device(data, release)
     if kind == "memory" or (kind is None and "machinestate" in _keys(data)):
         return _read_memory(data, release, on, policy)
     return _read_cpu(data, release, on, policy)

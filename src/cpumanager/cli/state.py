@@ -197,7 +197,7 @@ def verify(
     other = state_nodes.other_kind(data)
     by_release = (
         None
-        if other == "device"
+        if other == "device"  # the device manager starts without a file it cannot read
         else state_versions.release_verdict(
             data, path=path, release=release, gates=gates, policy=policy
         )
