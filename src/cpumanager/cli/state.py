@@ -33,9 +33,10 @@ from cpumanager.checkpoint.convert import (
     read_lenient,
 )
 from cpumanager.checkpoint.cpu import codec
-from cpumanager.checkpoint.cpu.restore import Diagnosis, diagnose
+from cpumanager.checkpoint.cpu.restore import diagnose
 from cpumanager.cli import state_nodes, state_versions
 from cpumanager.cli.options import emit_json, load_topology, machine_options, output_option
+from cpumanager.cli.state_render import echo_verify, verify_report
 from cpumanager.cli.state_render import ids as _ids
 from cpumanager.cli.state_render import lines as _lines
 from cpumanager.cli.state_render import placement as _placement
@@ -145,17 +146,6 @@ def inspect(
 # --- verify ---------------------------------------------------------------------------------
 
 
-def _verify_json(path: Path, found: Diagnosis) -> dict[str, Any]:
-    return {
-        "path": str(path),
-        "ok": found.ok,
-        "format": found.format,
-        "checksum": found.checksum_status,
-        "reasons": list(found.reasons),
-        "notes": list(found.notes),
-    }
-
-
 @state.command()
 @click.argument("path", type=click.Path(path_type=Path, dir_okay=True))
 @machine_options
@@ -189,19 +179,12 @@ def verify(
     """Exit 0 when the kubelet would restore PATH (any of its three checkpoints), else 1."""
     gates = state_versions.parse_feature_gates(feature_gates, release)
     data = read_checkpoint(path)
-    newer = state_versions.verify_newer(
-        data, path=path, release=release, output=output, gates=gates, policy=policy
-    )
-    if newer:
+    judged = state_versions.Judged(path, release, gates, policy)
+    if state_versions.verify_newer(data, judged, output=output):
         return
     other = state_nodes.other_kind(data)
-    by_release = (
-        None
-        if other == "device"  # the device manager starts without a file it cannot read
-        else state_versions.release_verdict(
-            data, path=path, release=release, gates=gates, policy=policy
-        )
-    )
+    # the device manager starts without a file it cannot read: verify's own report only
+    by_release = None if other == "device" else state_versions.release_verdict(data, judged)
     if other is not None:
         topology = _topology(sysfs, machine) if other == "memory" else None
         machine_state = None
@@ -228,26 +211,11 @@ def verify(
         strict_reservation=strict_reservation,
     )
     assert by_release is not None
-    ok = found.ok and by_release[0]
+    ok, report = verify_report(path, found, by_release, state_versions.describe(data))
     if output == "json":
-        report = {**_verify_json(path, found), **state_versions.describe(data)}
-        emit_json({**report, "ok": ok, "kubelet": by_release[1]})
+        emit_json(report)
     else:
-        verdict = "OK: the kubelet would restore it" if ok else "FAIL: the kubelet refuses it"
-        _lines(
-            [
-                ("file", str(path)),
-                ("verdict", verdict),
-                ("format", found.format.upper() or "-"),
-                ("checksum", found.checksum_status),
-            ]
-        )
-        for reason in found.reasons:
-            click.echo(f"  reason: {reason}")
-        if not by_release[0]:
-            click.echo(f"  reason: {by_release[1]}")
-        for note in found.notes:
-            click.echo(f"  note: {note}")
+        echo_verify(found, report, by_release)
         state_versions.echo_readers(data)
     if not ok:
         raise SystemExit(1)

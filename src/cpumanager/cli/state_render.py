@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.topology import CPUTopology
 
-__all__ = ["ids", "lines", "placement", "table"]
+if TYPE_CHECKING:
+    from cpumanager.checkpoint.cpu.restore import Diagnosis
+
+__all__ = ["echo_verify", "ids", "lines", "placement", "table", "verify_report"]
 
 
 def placement(topology: CPUTopology | None, cpus: CPUSet) -> dict[str, Any]:
@@ -46,3 +50,40 @@ def lines(pairs: list[tuple[str, str]]) -> None:
     width = max(len(key) for key, _ in pairs)
     for key, value in pairs:
         click.echo(f"{key + ':':<{width + 1}} {value}")
+
+
+def verify_report(
+    path: Path, found: Diagnosis, by_release: tuple[bool, str], readers: dict[str, str]
+) -> tuple[bool, dict[str, Any]]:
+    """``state verify`` of a CPU V1/V2 file: the verdict, and the JSON report of it."""
+    ok = found.ok and by_release[0]
+    report: dict[str, Any] = {
+        "path": str(path),
+        "ok": ok,
+        "format": found.format,
+        "checksum": found.checksum_status,
+        "reasons": list(found.reasons),
+        "notes": list(found.notes),
+        **readers,
+        "kubelet": by_release[1],
+    }
+    return ok, report
+
+
+def echo_verify(found: Diagnosis, report: dict[str, Any], by_release: tuple[bool, str]) -> None:
+    """The table form of :func:`verify_report`."""
+    verdict = "OK: the kubelet would restore it" if report["ok"] else "FAIL: the kubelet refuses it"
+    lines(
+        [
+            ("file", report["path"]),
+            ("verdict", verdict),
+            ("format", found.format.upper() or "-"),
+            ("checksum", found.checksum_status),
+        ]
+    )
+    for reason in found.reasons:
+        click.echo(f"  reason: {reason}")
+    if not by_release[0]:
+        click.echo(f"  reason: {by_release[1]}")
+    for note in found.notes:
+        click.echo(f"  note: {note}")

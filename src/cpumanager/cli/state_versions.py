@@ -8,6 +8,7 @@ it would accept when a conversion keeps every assignment.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from cpumanager.core.versions import Release
 
 __all__ = [
     "NEWER_FORMATS",
+    "Judged",
     "describe",
     "echo_readers",
     "feature_gates_option",
@@ -104,7 +106,7 @@ def parse_feature_gates(text: str | None, release: Release) -> dict[str, bool]:
     return gates
 
 
-def _kind(data: bytes, path: Path) -> compat.CheckpointKind | None:
+def _kind(path: Path) -> compat.CheckpointKind | None:
     """The kind a release's reader is chosen by: the file's name, else its keys."""
     if path.name == "memory_manager_state":
         return "memory"
@@ -113,20 +115,29 @@ def _kind(data: bytes, path: Path) -> compat.CheckpointKind | None:
     return None
 
 
-def release_verdict(
-    data: bytes, *, path: Path, release: Release, gates: dict[str, bool], policy: str | None
-) -> tuple[bool, str]:
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """What ``state verify`` judges a file by: the release, its gates, the configured policy."""
+
+    path: Path
+    release: Release
+    gates: dict[str, bool]
+    policy: str | None
+
+
+def release_verdict(data: bytes, judged: Judged) -> tuple[bool, str]:
     """Whether ``release`` (with ``gates``) restores a CPU or memory file, and its words.
 
     For the formats before v1.36 (what ``verify`` judges in detail), pod-level keys such a
     reader skips are not a refusal: the text names them.
     """
+    release = judged.release
     outcome = compat.read_as(
         data,
         release,
-        gate=gates.get("PodLevelResourceManagers"),
-        policy=policy,
-        kind=_kind(data, path),
+        gate=judged.gates.get("PodLevelResourceManagers"),
+        policy=judged.policy,
+        kind=_kind(judged.path),
     )
     return outcome.ok, f"kubelet {release[0]}.{release[1]} {_outcome_text(outcome)}"
 
@@ -152,23 +163,16 @@ def _outcome_text(outcome: compat.Outcome) -> str:
     return text
 
 
-def verify_newer(
-    data: bytes,
-    *,
-    path: Path,
-    release: Release,
-    output: str,
-    gates: dict[str, bool] | None = None,
-    policy: str | None = None,
-) -> bool:
+def verify_newer(data: bytes, judged: Judged, *, output: str) -> bool:
     """Verify a post-1.35 file against one release and its gates; exit 1 if refused.
 
     False (nothing printed) when the file is in an older format.
     """
     if compat.identify(data) not in NEWER_FORMATS:
         return False
-    gate = (gates or {}).get("PodLevelResourceManagers")
-    outcome = compat.read_as(data, release, gate=gate, policy=policy, kind=_kind(data, path))
+    path, release = judged.path, judged.release
+    gate = judged.gates.get("PodLevelResourceManagers")
+    outcome = compat.read_as(data, release, gate=gate, policy=judged.policy, kind=_kind(path))
     info = describe(data)
     ok = outcome.ok and outcome.dropped_pod_entries == 0
     name = f"{release[0]}.{release[1]}"
