@@ -141,3 +141,16 @@ def test_verify_a_memory_file_with_checksum_zero_per_release(tmp_path: Path) -> 
     old = run("verify", path, "--kubelet-version", "1.32", "-o", "json")
     assert old.exit_code == 1
     assert "kubelet 1.32 refuses it: checkpoint is corrupted" in json.loads(old.output)["reasons"]
+
+
+def test_migrate_to_a_release_takes_its_feature_gates(tmp_path: Path) -> None:
+    from cpumanager.checkpoint import newer
+
+    source = tmp_path / "cpu_manager_state"
+    source.write_bytes(newer.encode_cpu_v4("static", "0,3-7", {"p": {"c": "1-2"}}, {"p": "1-2"}))
+    gated = ["--feature-gates", "PodLevelResourceManagers=true", "--format", "json"]
+    on = run("migrate", source, "--to-kubelet", "1.36", *gated)
+    assert json.loads(on.output)["PodLevelResourceManagers"] is True
+    off = run("migrate", source, "--to-kubelet", "1.36", "--format", "json")
+    assert json.loads(off.output)["PodLevelResourceManagers"] is False
+    assert json.loads(off.output)["verdict"] == "drain"

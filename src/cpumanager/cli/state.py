@@ -327,13 +327,15 @@ def migrate(
     target: TargetFormat,
     to_kubelet: str | None,
     gate: bool | None,
+    feature_gates: str | None,
     fmt: str,
 ) -> None:
     """CPU V1 <-> V2 (container map), devices V1 -> V2; --to-kubelet: for that release."""
     if to_kubelet is not None:
         state_versions.migrate_to_release(
-            path, release=to_kubelet, gate=gate, out=out, in_place=in_place, fmt=fmt
-        )
+            path, release=to_kubelet, gate=gate, out=out, in_place=in_place, fmt=fmt,
+            feature_gates=feature_gates,
+        )  # fmt: skip
         return
     _convert(
         path,

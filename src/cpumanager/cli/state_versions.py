@@ -214,6 +214,7 @@ def echo_readers(data: bytes) -> None:
 
 def to_kubelet_options(command: Any) -> Any:
     """``--to-kubelet 1.N`` and the target's PodLevelResourceManagers gate, for ``migrate``."""
+    command = feature_gates_option(command)
     command = click.option(
         "--pod-level-resource-managers/--no-pod-level-resource-managers",
         "gate",
@@ -230,10 +231,23 @@ def to_kubelet_options(command: Any) -> Any:
 
 
 def migrate_to_release(
-    path: Path, *, release: str, gate: bool | None, out: Path | None, in_place: bool, fmt: str
+    path: Path,
+    *,
+    release: str,
+    gate: bool | None,
+    out: Path | None,
+    in_place: bool,
+    fmt: str,
+    feature_gates: str | None = None,
 ) -> None:
-    """``state migrate --to-kubelet``: report the plan; write a conversion; exit 1 to drain."""
+    """``state migrate --to-kubelet``: report the plan; write a conversion; exit 1 to drain.
+
+    ``--feature-gates`` sets the target's gates as the kubelet's flag does; the
+    ``--[no-]pod-level-resource-managers`` switch, when given, wins for its gate.
+    """
     target = versions.parse_release(release)
+    if gate is None:
+        gate = parse_feature_gates(feature_gates, target).get("PodLevelResourceManagers")
     data = read_checkpoint(path)
     found = compat.plan(data, target, gate=gate)
     name = f"{target[0]}.{target[1]}"
