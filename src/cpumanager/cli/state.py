@@ -85,7 +85,7 @@ def inspect(
     """Show a checkpoint: CPU (pods, CPUs, shared pool), memory (NUMA tables) or devices."""
     source = str(path)
     data = read_checkpoint(path)
-    other = state_nodes.other_kind(data)
+    other = state_nodes.other_kind(data, path)
     if other is not None:
         state_nodes.show(data, other, path=path, output=output)
         return
@@ -182,7 +182,7 @@ def verify(
     judged = state_versions.Judged(path, release, gates, policy)
     if state_versions.verify_newer(data, judged, output=output):
         return
-    other = state_nodes.other_kind(data)
+    other = state_nodes.other_kind(data, path)
     # the device manager starts without a file it cannot read: verify's own report only
     by_release = None if other == "device" else state_versions.release_verdict(data, judged)
     if other is not None:
@@ -259,7 +259,7 @@ def _convert(
     dest = _destination(path, out, in_place)
     source = str(path)
     data = read_checkpoint(path)
-    other = state_nodes.other_kind(data)
+    other = state_nodes.other_kind(data, path)
     if other is not None:
         if strict_checksum:
             kinds.decode_any(data, source=source)  # migrate reads as the kubelet does

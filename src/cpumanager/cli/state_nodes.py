@@ -24,12 +24,14 @@ if TYPE_CHECKING:  # the memory and device codecs load only for those files (col
 __all__ = ["other_kind", "show", "verify", "write"]
 
 
-def other_kind(data: bytes) -> OtherKind | None:
-    """``memory`` or ``device`` when the bytes are one of those files, else None."""
-    try:
-        kind = kinds.detect_kind(data, source="")
-    except CheckpointError:
-        return None
+def other_kind(data: bytes, path: Path | None = None) -> OtherKind | None:
+    """``memory`` or ``device`` when the file is one of those (by its name, else its keys)."""
+    kind = kinds.kind_of_name(path.name) if path is not None else None
+    if kind is None:
+        try:
+            kind = kinds.detect_kind(data, source="")
+        except CheckpointError:
+            return None
     return None if kind == "cpu" else kind
 
 

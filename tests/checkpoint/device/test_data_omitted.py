@@ -4,15 +4,18 @@
 ``json.Unmarshal``; an omitted, ``null`` or ``{}`` ``Data`` leaves them so, and the checksum
 is go-spew of ``[]`` and ``map[]`` (2932075448); explicit ``null`` members make them nil
 (``<nil>``). Verdicts measured with the vendored v1.32 ``devicemanager/checkpoint`` package.
-The issue's report that Go hashes nil values for an omitted ``Data`` was not reproduced at
-v1.32 (see docs/versions.md: open for 1.33 .. 1.37).
+Such a file has no key that tells its kind: ``state verify`` takes the kind from the file's
+name (``kubelet_internal_checkpoint``), where it used to judge it as a CPU file and refuse it.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from cpumanager.checkpoint.device import codec as device
+from tests.cli.runner import run_main
 
 CASES = [
     (b'{"Checksum":0}', False),
@@ -29,3 +32,13 @@ def test_data_omitted_null_or_empty(data: bytes, ok: bool) -> None:
     assert result.ok == ok
     if not ok:
         assert result.error == "checkpoint is corrupted"
+
+
+def test_state_verify_takes_the_kind_from_the_file_name(tmp_path: Path) -> None:
+    path = tmp_path / "kubelet_internal_checkpoint"
+    path.write_bytes(b'{"Checksum":2932075448}')
+    result = run_main(["state", "verify", path])
+    assert result.exit_code == 0, result.output
+    assert "the device manager would restore it" in result.output
+    path.write_bytes(b'{"Checksum":0}')
+    assert run_main(["state", "verify", path]).exit_code == 1
