@@ -294,3 +294,15 @@ def test_version_matrix_with_the_gate_on() -> None:
             assert outcome.dropped_pod_entries == 0
     assert compat.read_as(files["cpu-v3"][0], R137, gate=False).dropped_pod_entries == 1
     assert not compat.read_as(files["cpu-v3"][0], R135, gate=True).ok
+
+
+def test_cpu_136_tries_v2_before_v1_and_reports_v1s_error() -> None:
+    data = codec.encode_checkpoint(CheckpointV2("none", "0-7", {"p": {"c": "1"}}, 12345))
+    assert compat.read_as(data, R135).error == "checkpoint is corrupted"  # V1, then V2's error
+    v1_error = (
+        "json: cannot unmarshal object into Go struct field CPUManagerCheckpointV1.entries of "
+        "type string"
+    )
+    assert compat.read_as(data, R136, gate=False).error == v1_error
+    assert compat.read_as(data, R136, gate=True).error == v1_error
+    assert compat.read_as(data, R137).error == "checkpoint is corrupted"  # no V1 reader

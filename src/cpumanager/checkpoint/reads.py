@@ -77,9 +77,10 @@ class _Read:
     dropped_pod_entries: int = 0
 
 
-def _cpu_v1v2_read(data: bytes, release: Release) -> _Read | str:
-    """V1 then V2 (v1.18 .. v1.36), V2's error when both fail."""
-    first, second = codec.attempts(data, order="v1-first")
+def _cpu_v1v2_read(data: bytes, release: Release, *, v2_first: bool = False) -> _Read | str:
+    """V1 then V2, V2's error when both fail (v1.18 .. v1.35); ``v2_first``: V2 then V1,
+    V1's error (v1.36's ``loadAndMigrateCheckpointV2``)."""
+    first, second = codec.attempts(data, order="v2-first" if v2_first else "v1-first")
     for result in (first, second):
         if result.ok and result.checkpoint is not None:
             dropped = pod_entries_in(data) if "podentries" in keys_of(data) else 0
@@ -128,8 +129,8 @@ def _read_cpu_format(data: bytes, release: Release, gate: bool) -> _Read | str:
                 cp = result.checkpoint
                 return _Read("cpu-v3", cp.policy_name, cp.default_cpu_set, cp.entries)
             last_error = result.error or "checkpoint is corrupted"
-        elif fmt == "v1":
-            found = _cpu_v1v2_read(data, release)
+        elif fmt in ("v1", "v2"):
+            found = _cpu_v1v2_read(data, release, v2_first=fmt == "v2")
             return found if isinstance(found, _Read) else (found or last_error)
     return last_error
 
