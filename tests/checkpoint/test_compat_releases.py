@@ -123,16 +123,19 @@ def test_memory_v2_with_checksum_zero_at_137_is_read_by_the_v1_reader() -> None:
     assert outcome.format == "memory-v1"
 
 
-def test_memory_v1_type_error_names_the_137_struct() -> None:
+def test_memory_v1_type_error_names_the_release_struct() -> None:
     data = b'{"policyName":"Static","machineState":{"0":5},"checksum":1}'
     assert compat.read_as(data, R132).error == (
         "json: cannot unmarshal number into Go struct field MemoryManagerCheckpoint.machineState"
         " of type state.NUMANodeState"
     )
-    assert compat.read_as(data, R137).error == (
+    v1_struct = (
         "json: cannot unmarshal number into Go struct field MemoryManagerCheckpointV1."
         "machineState of type state.NUMANodeState"
     )
+    assert compat.read_as(data, R135).error == compat.read_as(data, R132).error
+    assert compat.read_as(data, R136).error == v1_struct  # its own struct from 1.36
+    assert compat.read_as(data, R137).error == v1_struct
 
 
 # --- cpu_manager_state ---------------------------------------------------------------------

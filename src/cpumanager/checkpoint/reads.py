@@ -59,9 +59,10 @@ def pod_entries_in(data: bytes) -> int:
 def _struct_named(error: str, written: str, release_name: str) -> str:
     """A type error as a release words it when its struct for the format has another name.
 
-    From v1.37 each format has its own Go type (``CPUManagerCheckpointV2``,
-    ``MemoryManagerCheckpointV1`` ...), and Go names the outermost struct in
-    ``json: cannot unmarshal ... into Go struct field <Struct>.<field>``.
+    From v1.36 the older formats have their own Go types (``CPUManagerCheckpointV1``/``V2``,
+    ``MemoryManagerCheckpointV1``; from v1.37 also ``MemoryManagerCheckpointV2``), and Go
+    names the outermost struct in ``json: cannot unmarshal ... into Go struct field
+    <Struct>.<field>``.
     """
     return error.replace(f"Go struct field {written}.", f"Go struct field {release_name}.", 1)
 
@@ -179,7 +180,7 @@ def _memory_v1_read(data: bytes, release: Release) -> _Read | str:
     result = memory.attempt_memory(data)
     zero_ok = release >= (1, 36) and _memory_v1_zero(data)
     if not (result.ok or zero_ok) or result.checkpoint is None:
-        if release >= (1, 37):
+        if release >= (1, 36):  # V1 has its own struct from v1.36 (V2 is the latest's alias)
             name = "MemoryManagerCheckpointV1"
             return _struct_named(result.error, "MemoryManagerCheckpoint", name)
         return result.error
