@@ -150,9 +150,16 @@ def test_verify_with_a_machine(tmp_path: Path) -> None:
 
 def test_verify_v1_without_a_map_is_a_note(tmp_path: Path) -> None:
     path = files(tmp_path, s=V1_FILE)["s"]
-    result = run("verify", path)
+    result = run("verify", path, "--kubelet-version", "1.36")
     assert result.exit_code == 0
     assert "note:" in result.output
+
+
+def test_verify_v1_at_137_has_no_v1_reader(tmp_path: Path) -> None:
+    path = files(tmp_path, s=V1_FILE)["s"]
+    result = run("verify", path, "-o", "json")
+    assert result.exit_code == 1
+    assert json.loads(result.output)["kubelet"].startswith("kubelet 1.37 refuses it: json: ")
 
 
 # --- migrate --------------------------------------------------------------------------------

@@ -55,8 +55,8 @@ def test_each_rule_takes_effect_at_its_release(rule: versions.Rule) -> None:
 
 def test_released_kubelets_read_v1_first() -> None:
     assert versions.cpu_formats_read((1, 30)) == ("v1", "v2")
-    assert versions.cpu_formats_read((1, 36), gate=True) == ("v3", "v1", "v2")
-    assert versions.cpu_formats_read((1, 36), gate=False) == ("v1", "v2")
+    assert versions.cpu_formats_read((1, 36), gate=True) == ("v3", "v2", "v1")
+    assert versions.cpu_formats_read((1, 36), gate=False) == ("v2", "v1")
     assert versions.profile().release == versions.NEWEST
 
 

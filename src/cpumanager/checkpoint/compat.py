@@ -1,7 +1,7 @@
 """Which kubelet releases read a checkpoint, and what each one makes of it (pure).
 
 :func:`identify` names the format a file was written in (the newest one its bytes verify
-as). :func:`read_as` replays one release's restore order (core/versions.py) on the bytes:
+as). :func:`read_as` (from :mod:`reads`) replays one release's restore order on the bytes:
 the format it lands on, what it drops (pod-level entries an older reader ignores) or the
 exact error it stops with. :func:`readers` folds that over every release, gate on and off.
 """
@@ -15,13 +15,14 @@ from cpumanager.checkpoint import newer
 from cpumanager.checkpoint.cpu import codec
 from cpumanager.checkpoint.cpu.checksum import checksum_of
 from cpumanager.checkpoint.cpu.model import CheckpointV2
-from cpumanager.checkpoint.go import fastjson, gojson
 from cpumanager.checkpoint.memory import codec as memory
+from cpumanager.checkpoint.reads import CheckpointKind, Outcome, keys_of, read_as
 from cpumanager.core import versions
 from cpumanager.core.versions import Release
 
 __all__ = [
     "FORMAT_NAMES",
+    "CheckpointKind",
     "Content",
     "Outcome",
     "Plan",
@@ -44,35 +45,12 @@ FORMAT_NAMES = {
     "memory-v1": "memory V1",
     "memory-v2": "memory V2 (podEntries, PodLevelResourceManagers)",
     "memory-v3": "memory V3 (inline V1 fields + data/dataChecksum)",
+    "device-v1": "device V1 (DeviceIDs a list, kubelet <= 1.19)",
+    "device-v2": "device V2 (DeviceIDs per NUMA node)",
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """One release's restore of the bytes: ``format`` read, or ``error`` (the kubelet's text)."""
-
-    release: Release
-    gate: bool
-    format: str = ""
-    error: str = ""
-    dropped_pod_entries: int = 0
-
-    @property
-    def ok(self) -> bool:
-        return not self.error
-
-
-def _keys(data: bytes) -> set[str]:
-    try:
-        tree = fastjson.parse(data)
-    except gojson.GoJSONSyntaxError:
-        return set()
-    if not isinstance(tree, gojson.JSONObject):
-        return set()
-    return {gojson.fold_key(key) for key, _ in tree.members}
-
-
-def _cpu_v1v2(data: bytes, *, zero_ok: bool = True) -> tuple[str, str]:
+def _cpu_v1v2(data: bytes) -> tuple[str, str]:
     first, second = codec.attempts(data, order="v1-first")
     for result in (first, second):
         if result.ok:
@@ -80,22 +58,18 @@ def _cpu_v1v2(data: bytes, *, zero_ok: bool = True) -> tuple[str, str]:
     return "", second.error or first.error
 
 
-def _cpu_v2_pod_entries(data: bytes) -> int:
-    v3 = newer.attempt_cpu_v3(data)
-    if v3.checkpoint is not None:
-        return len(v3.checkpoint.pod_entries or {})
-    return 0
-
-
 def identify(data: bytes) -> str:
     """The format these bytes verify as, newest first; '' when none verifies."""
-    keys = _keys(data)
+    keys = keys_of(data)
     if "machinestate" in keys:
         if "data" in keys and newer.attempt_memory_v3(data).ok:
             return "memory-v3"
         if "podentries" in keys and newer.attempt_memory_v2(data).ok:
             return "memory-v2"
-        return "memory-v1" if memory.attempt_memory(data).ok else ""
+        if memory.attempt_memory(data).ok:
+            return "memory-v1"
+        # written with the gate on but no pod entries: no podEntries key, V2's checksum
+        return "memory-v2" if newer.attempt_memory_v2(data).ok else ""
     if "datachecksum" in keys and newer.attempt_cpu_v4(data).ok:
         return "cpu-v4"
     if "data" in keys and "defaultcpuset" not in keys and _data_137820(data):
@@ -103,6 +77,8 @@ def identify(data: bytes) -> str:
     if "podentries" in keys and newer.attempt_cpu_v3(data).ok:
         return "cpu-v3"
     found, _ = _cpu_v1v2(data)
+    if not found and newer.attempt_cpu_v3(data).ok:
+        return "cpu-v3"  # written with the gate on but no pod entries (no podEntries key)
     return found
 
 
@@ -111,79 +87,6 @@ def _data_137820(data: bytes) -> bool:
     return attempt.data is not None and attempt.checkpoint.checksum == newer.data_checksum(
         attempt.checkpoint.data
     )
-
-
-def _read_cpu(data: bytes, release: Release, gate: bool) -> Outcome:
-    order = versions.cpu_formats_read(release, gate=gate)
-    last_error = ""
-    for fmt in order:
-        if fmt == "v4":
-            result = newer.attempt_cpu_v4(data)
-            if result.ok:
-                return Outcome(release, gate, "cpu-v4")
-            last_error = result.error
-        elif fmt == "v3":
-            result = newer.attempt_cpu_v3(data)
-            accepted = result.ok
-            if accepted and release < (1, 37):
-                # v1.36 hashes only under the struct's own name, CPUManagerCheckpoint.
-                accepted = result.checkpoint.checksum == newer.cpu_v3_checksum(result.checkpoint)
-            if accepted:
-                return Outcome(release, gate, "cpu-v3")
-            last_error = result.error or "checkpoint is corrupted"
-        elif fmt == "v1":
-            found, error = _cpu_v1v2(data)
-            if found:
-                dropped = _cpu_v2_pod_entries(data) if "podentries" in _keys(data) else 0
-                return Outcome(release, gate, found, dropped_pod_entries=dropped)
-            return Outcome(release, gate, error=error or last_error)
-    return Outcome(release, gate, error=last_error)
-
-
-def _memory_v1_zero(data: bytes) -> bool:
-    result = memory.attempt_memory(data)
-    return result.kind == "corrupt" and result.stored_checksum == 0
-
-
-def _read_memory(data: bytes, release: Release, gate: bool) -> Outcome:
-    order = versions.memory_formats_read(release, gate=gate)
-    if not order:
-        return Outcome(release, gate, error="no memory manager in this release")
-    last_error = ""
-    for fmt in order:
-        if fmt == "v3":
-            result = newer.attempt_memory_v3(data)
-            if result.ok:
-                return Outcome(release, gate, "memory-v3")
-            last_error = result.error
-        elif fmt == "v2":
-            result = newer.attempt_memory_v2(data)
-            if result.ok:
-                return Outcome(release, gate, "memory-v2")
-            last_error = result.error
-        else:
-            result_v1 = memory.attempt_memory(data)
-            zero_ok = release >= (1, 36) and _memory_v1_zero(data)
-            if result_v1.ok or zero_ok:
-                dropped = 0
-                v2 = newer.attempt_memory_v2(data)
-                if v2.checkpoint is not None:
-                    dropped = len(v2.checkpoint.pod_entries or {})
-                return Outcome(release, gate, "memory-v1", dropped_pod_entries=dropped)
-            last_error = result_v1.error
-    return Outcome(release, gate, error=last_error)
-
-
-def read_as(data: bytes, release: Release, *, gate: bool | None = None) -> Outcome:
-    """What ``release`` does with the bytes (PodLevelResourceManagers as given, else default)."""
-    on = (
-        versions.profile(release).gates.get("PodLevelResourceManagers", False)
-        if gate is None
-        else gate
-    )
-    if "machinestate" in _keys(data):
-        return _read_memory(data, release, on)
-    return _read_cpu(data, release, on)
 
 
 def readers(data: bytes) -> tuple[str, str]:

@@ -68,6 +68,19 @@ def _kind_of_tree(tree: gojson.JSONValue) -> CheckpointKind | None:
     return None
 
 
+def kind_of_name(name: str) -> CheckpointKind | None:
+    """The kind a file's own name gives (``memory_manager_state``, ...), or None.
+
+    A file the kubelet wrote keeps its name, and some contents do not tell the kind: a
+    device checkpoint with ``Data`` omitted (``{"Checksum":2932075448}``) is one the device
+    manager reads (``Data`` keeps its pre-initialised empty values).
+    """
+    for kind, file_name in KIND_FILE_NAMES.items():
+        if name == file_name.rsplit("/", 1)[-1]:
+            return kind
+    return None
+
+
 def detect_kind(data: bytes, *, source: str) -> CheckpointKind:
     """Which kubelet checkpoint ``data`` is; CheckpointFormatError when none fits."""
     return _detect(data, source)[0]

@@ -60,6 +60,7 @@ from cpumanager.checkpoint.newer_common import (
     NewerAttempt,
     NewerFormat,
     data_checksum,
+    data_fields_set,
 )
 
 __all__ = [
@@ -89,6 +90,7 @@ __all__ = [
     "attempt_memory_v3",
     "cpu_v3_checksum",
     "data_checksum",
+    "data_fields_set",
     "encode_cpu_v3",
     "encode_cpu_v4",
     "encode_memory_v2",

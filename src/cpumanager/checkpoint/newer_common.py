@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from cpumanager.checkpoint.cpu.cpulist import CPUListError, parse_cpu_list
 from cpumanager.checkpoint.go import fastjson, gojson
 from cpumanager.checkpoint.go.fnv import clean_text, fnv1a_32
 from cpumanager.checkpoint.go.gotypes import GoScalar
@@ -20,6 +21,7 @@ __all__ = [
     "NewerAttempt",
     "NewerFormat",
     "data_checksum",
+    "data_fields_set",
     "parse",
 ]
 
@@ -55,3 +57,73 @@ class NewerAttempt:
 
 def parse(data: bytes) -> gojson.JSONValue:
     return fastjson.parse(data)
+
+
+_UINT64_MAX = (1 << 64) - 1
+
+
+def _uint64(value: gojson.JSONValue) -> int | None:
+    """A JSON number Go stores in a ``uint64`` field, or None (a type error: left unchanged)."""
+    if not isinstance(value, gojson.JSONNumber):
+        return None
+    text = value.text
+    if not text.isdigit():  # a sign, fraction or exponent: not a uint64 for Go
+        return None
+    number = int(text)
+    return number if number <= _UINT64_MAX else None
+
+
+def _bad_pod_cpuset(value: gojson.JSONValue) -> bool:
+    """A ``podEntries`` object one of whose ``PodEntry.UnmarshalJSON`` calls returns an error.
+
+    Such an error stops Go's decoder on the spot (unlike a type error, which it records and
+    carries on after), so later members of the document are never stored.
+    """
+    if not isinstance(value, gojson.JSONObject):
+        return False
+    for _, entry in value.members:
+        if entry is None:
+            continue
+        if not isinstance(entry, gojson.JSONObject):
+            return True  # json: cannot unmarshal ... into Go value of type state.podEntryJSON
+        cpus = ""
+        for key, item in entry.members:
+            if gojson.fold_key(key) != "cpuset" or item is None:
+                continue
+            if not isinstance(item, str):
+                return True
+            cpus = item
+        try:
+            parse_cpu_list(cpus)
+        except CPUListError:
+            return True
+    return False
+
+
+def data_fields_set(data: bytes, *, pod_cpusets: bool = False) -> bool:
+    """Whether Go's decoder, failing on ``data``, still stored a ``data`` or ``dataChecksum``.
+
+    The 1.37 readers (CPU V4, memory V3) refuse to fall back to older formats once
+    ``len(Data) > 0 || DataChecksum != 0`` after a failed read. A syntax error stores nothing
+    (Go checks the whole text first); a type error is recorded and decoding goes on, so the
+    two fields hold the last well-typed value given to them; an error from an
+    ``UnmarshalJSON`` method (the CPU pod entries, ``pod_cpusets``) stops decoding there.
+    """
+    try:
+        tree = fastjson.parse(data)
+    except gojson.GoJSONSyntaxError:
+        return False
+    if not isinstance(tree, gojson.JSONObject):
+        return False
+    text = ""
+    checksum = 0
+    for key, value in tree.members:
+        name = gojson.fold_key(key)
+        if name == "data" and isinstance(value, str):
+            text = value
+        elif name == "datachecksum":
+            number = _uint64(value)
+            checksum = checksum if number is None else number
+        elif pod_cpusets and name == "podentries" and _bad_pod_cpuset(value):
+            break
+    return bool(text) or checksum != 0

@@ -30,7 +30,7 @@ from cpumanager.checkpoint.convert import (
     read_lenient,
 )
 from cpumanager.checkpoint.cpu import codec
-from cpumanager.checkpoint.cpu.restore import Diagnosis, diagnose
+from cpumanager.checkpoint.cpu.restore import diagnose
 from cpumanager.cli import state_nodes, state_versions
 from cpumanager.cli.options import (
     STRUCTURED,
@@ -41,6 +41,7 @@ from cpumanager.cli.options import (
     machine_options,
     output_option,
 )
+from cpumanager.cli.state_render import echo_verify, verify_report
 from cpumanager.cli.state_render import ids as _ids
 from cpumanager.cli.state_render import in_place_option as _in_place
 from cpumanager.cli.state_render import lines as _lines
@@ -92,7 +93,7 @@ def inspect(
     """Show a checkpoint: CPU (pods, CPUs, shared pool), memory (NUMA tables) or devices."""
     source = str(path)
     data = read_checkpoint(path)
-    other = state_nodes.other_kind(data)
+    other = state_nodes.other_kind(data, path)
     if other is not None:
         state_nodes.show(data, other, path=path, output=output)
         return
@@ -154,17 +155,6 @@ def inspect(
 # --- verify ---------------------------------------------------------------------------------
 
 
-def _verify_json(path: Path, found: Diagnosis) -> dict[str, Any]:
-    return {
-        "path": str(path),
-        "ok": found.ok,
-        "format": found.format,
-        "checksum": found.checksum_status,
-        "reasons": list(found.reasons),
-        "notes": list(found.notes),
-    }
-
-
 @state.command()
 @click.argument("path", type=click.Path(path_type=Path, dir_okay=True))
 @machine_options
@@ -179,11 +169,13 @@ def _verify_json(path: Path, found: Diagnosis) -> dict[str, Any]:
     help="Memory files: the kubelet's reservedMemory, e.g. 0:memory=1Gi (repeatable).",
 )
 @state_versions.kubelet_version_option
+@state_versions.feature_gates_option
 @output_option
 def verify(
     *,
     path: Path,
     release: tuple[int, int],
+    feature_gates: str | None,
     sysfs: Path | None,
     machine: str | None,
     policy: str | None,
@@ -194,10 +186,14 @@ def verify(
     output: str,
 ) -> None:
     """Exit 0 when the kubelet would restore PATH (any of its three checkpoints), else 1."""
+    gates = state_versions.parse_feature_gates(feature_gates, release)
     data = read_checkpoint(path)
-    if state_versions.verify_newer(data, path=path, release=release, output=output):
+    judged = state_versions.Judged(path, release, gates, policy)
+    if state_versions.verify_newer(data, judged, output=output):
         return
-    other = state_nodes.other_kind(data)
+    other = state_nodes.other_kind(data, path)
+    # the device manager starts without a file it cannot read: verify's own report only
+    by_release = None if other == "device" else state_versions.release_verdict(data, judged)
     if other is not None:
         topology = _topology(sysfs, machine) if other == "memory" else None
         machine_state = None
@@ -205,8 +201,9 @@ def verify(
             per_node = state_nodes.parse_reserved_memory(reserved_memory)
             machine_state = state_nodes.default_state(topology, per_node)
         state_nodes.verify(
-            data, other, path=path, policy=policy, output=output, machine=machine_state
-        )
+            data, other, path=path, policy=policy, output=output, machine=machine_state,
+            by_release=by_release,
+        )  # fmt: skip
         if other == "memory" and output not in STRUCTURED:
             state_versions.echo_readers(data)
         return
@@ -222,24 +219,14 @@ def verify(
         reserved=reserved,
         strict_reservation=strict_reservation,
     )
+    assert by_release is not None
+    ok, report = verify_report(path, found, by_release, state_versions.describe(data))
     if output in STRUCTURED:
-        emit_as(output, {**_verify_json(path, found), **state_versions.describe(data)})
+        emit_as(output, report)
     else:
-        verdict = "OK: the kubelet would restore it" if found.ok else "FAIL: the kubelet refuses it"
-        _lines(
-            [
-                ("file", str(path)),
-                ("verdict", verdict),
-                ("format", found.format.upper() or "-"),
-                ("checksum", found.checksum_status),
-            ]
-        )
-        for reason in found.reasons:
-            click.echo(f"  reason: {reason}")
-        for note in found.notes:
-            click.echo(f"  note: {note}")
+        echo_verify(found, report, by_release)
         state_versions.echo_readers(data)
-    if not found.ok:
+    if not ok:
         raise SystemExit(1)
 
 
@@ -279,7 +266,7 @@ def _convert(
     dest = _destination(path, out, in_place)
     source = str(path)
     data = read_checkpoint(path)
-    other = state_nodes.other_kind(data)
+    other = state_nodes.other_kind(data, path)
     if other is not None:
         if strict_checksum:
             kinds.decode_any(data, source=source)  # migrate reads as the kubelet does
@@ -341,13 +328,15 @@ def migrate(
     target: TargetFormat,
     to_kubelet: str | None,
     gate: bool | None,
+    feature_gates: str | None,
     fmt: str,
 ) -> None:
     """CPU V1 <-> V2 (container map), devices V1 -> V2; --to-kubelet: for that release."""
     if to_kubelet is not None:
         state_versions.migrate_to_release(
-            path, release=to_kubelet, gate=gate, out=out, in_place=in_place, fmt=fmt
-        )
+            path, release=to_kubelet, gate=gate, out=out, in_place=in_place, fmt=fmt,
+            feature_gates=feature_gates,
+        )  # fmt: skip
         return
     _convert(
         path,

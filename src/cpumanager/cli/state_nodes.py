@@ -24,12 +24,14 @@ if TYPE_CHECKING:  # the memory and device codecs load only for those files (col
 __all__ = ["other_kind", "show", "verify", "write"]
 
 
-def other_kind(data: bytes) -> OtherKind | None:
-    """``memory`` or ``device`` when the bytes are one of those files, else None."""
-    try:
-        kind = kinds.detect_kind(data, source="")
-    except CheckpointError:
-        return None
+def other_kind(data: bytes, path: Path | None = None) -> OtherKind | None:
+    """``memory`` or ``device`` when the file is one of those (by its name, else its keys)."""
+    kind = kinds.kind_of_name(path.name) if path is not None else None
+    if kind is None:
+        try:
+            kind = kinds.detect_kind(data, source="")
+        except CheckpointError:
+            return None
     return None if kind == "cpu" else kind
 
 
@@ -134,24 +136,32 @@ def verify(
     policy: str | None,
     output: str,
     machine: MachineState | None = None,
+    by_release: tuple[bool, str] | None = None,
 ) -> None:
-    """``verify``: exit 1 when the kubelet would not use the file as it is."""
+    """``verify``: exit 1 when the kubelet would not use the file as it is.
+
+    ``by_release``: whether the release asked for restores it, and its words (memory files).
+    """
     from cpumanager.checkpoint import node_files
 
     found = node_files.verify_node_file(
         data, kind, source=str(path), policy=policy, machine=machine
     )
+    ok = found.ok and (by_release is None or by_release[0])
+    reasons = list(found.reasons)
+    if by_release is not None and not by_release[0]:
+        reasons.append(by_release[1])
     payload: dict[str, Any] = {
-        "path": str(path), "kind": kind, "ok": found.ok, "format": found.format,
-        "checksum": found.checksum, "reasons": list(found.reasons), "notes": list(found.notes),
+        "path": str(path), "kind": kind, "ok": ok, "format": found.format,
+        "checksum": found.checksum, "reasons": reasons, "notes": list(found.notes),
     }  # fmt: skip
+    if by_release is not None:
+        payload["kubelet"] = by_release[1]
     if output in STRUCTURED:
         emit_as(output, payload)
     else:
         if kind == "memory":
-            verdict = (
-                "OK: the kubelet would restore it" if found.ok else "FAIL: the kubelet refuses it"
-            )
+            verdict = "OK: the kubelet would restore it" if ok else "FAIL: the kubelet refuses it"
         else:
             verdict = (
                 "OK: the device manager would restore it" if found.ok
@@ -159,11 +169,11 @@ def verify(
             )  # fmt: skip
         _lines([("file", str(path)), ("verdict", verdict),
                 ("format", found.format.upper() or "-"), ("checksum", found.checksum)])  # fmt: skip
-        for reason in found.reasons:
+        for reason in reasons:
             click.echo(f"  reason: {reason}")
         for note in found.notes:
             click.echo(f"  note: {note}")
-    if not found.ok:
+    if not ok:
         raise SystemExit(1)
 
 

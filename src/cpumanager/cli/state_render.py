@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -11,7 +11,11 @@ from cpumanager.cli.options import DEFAULT_OUTPUTS, FormatChoice
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.topology import CPUTopology
 
+if TYPE_CHECKING:
+    from cpumanager.checkpoint.cpu.restore import Diagnosis
+
 __all__ = [
+    "echo_verify",
     "ids",
     "in_place_option",
     "lines",
@@ -19,6 +23,7 @@ __all__ = [
     "placement",
     "report_format_option",
     "table",
+    "verify_report",
 ]
 
 # The file options of ``migrate`` and ``rewrite``; ``-o`` is the report's format.
@@ -82,3 +87,40 @@ def lines(pairs: list[tuple[str, str]]) -> None:
         head = f"{key + ':':<{width + 1}} "
         for line in wrap_line(value, prefix=head, indent=" " * len(head)):
             click.echo(line)
+
+
+def verify_report(
+    path: Path, found: Diagnosis, by_release: tuple[bool, str], readers: dict[str, str]
+) -> tuple[bool, dict[str, Any]]:
+    """``state verify`` of a CPU V1/V2 file: the verdict, and the JSON report of it."""
+    ok = found.ok and by_release[0]
+    report: dict[str, Any] = {
+        "path": str(path),
+        "ok": ok,
+        "format": found.format,
+        "checksum": found.checksum_status,
+        "reasons": list(found.reasons),
+        "notes": list(found.notes),
+        **readers,
+        "kubelet": by_release[1],
+    }
+    return ok, report
+
+
+def echo_verify(found: Diagnosis, report: dict[str, Any], by_release: tuple[bool, str]) -> None:
+    """The table form of :func:`verify_report`."""
+    verdict = "OK: the kubelet would restore it" if report["ok"] else "FAIL: the kubelet refuses it"
+    lines(
+        [
+            ("file", report["path"]),
+            ("verdict", verdict),
+            ("format", found.format.upper() or "-"),
+            ("checksum", found.checksum_status),
+        ]
+    )
+    for reason in found.reasons:
+        click.echo(f"  reason: {reason}")
+    if not by_release[0]:
+        click.echo(f"  reason: {by_release[1]}")
+    for note in found.notes:
+        click.echo(f"  note: {note}")

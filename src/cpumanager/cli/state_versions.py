@@ -8,6 +8,7 @@ it would accept when a conversion keeps every assignment.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,14 +18,19 @@ from cpumanager.adapters.checkpoint_files import read_checkpoint, write_checked
 from cpumanager.checkpoint import compat
 from cpumanager.cli.options import STRUCTURED, emit_as, emit_structured, wrap_line
 from cpumanager.core import versions
+from cpumanager.core.gocompat import go_quote
 from cpumanager.core.versions import Release
 
 __all__ = [
     "NEWER_FORMATS",
+    "Judged",
     "describe",
     "echo_readers",
+    "feature_gates_option",
     "kubelet_version_option",
     "migrate_to_release",
+    "parse_feature_gates",
+    "release_verdict",
     "to_kubelet_options",
     "verify_newer",
 ]
@@ -45,6 +51,95 @@ kubelet_version_option = click.option(
     help=f"The kubelet release to judge by (1.18 .. {versions.NEWEST[0]}.{versions.NEWEST[1]}; "
     "default the newest).",
 )
+
+
+feature_gates_option = click.option(
+    "--feature-gates",
+    "feature_gates",
+    default=None,
+    metavar="K=V,...",
+    help="The kubelet's feature gates, spelled as its --feature-gates flag "
+    "(e.g. PodLevelResourceManagers=true); the release's defaults otherwise.",
+)
+
+_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
+_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
+
+
+def parse_feature_gates(text: str | None, release: Release) -> dict[str, bool]:
+    """``K=V,...`` as the kubelet's flag reads it, checked against ``release``'s gates.
+
+    A bad pair, a value ``strconv.ParseBool`` refuses, a gate the release does not know and
+    a locked gate set to the other value are refused with the kubelet's wording.
+    """
+    gates: dict[str, bool] = {}
+    if not text:
+        return gates
+    profile = versions.profile(release)
+    for item in text.split(","):
+        pair = item.strip()
+        if not pair:
+            continue
+        key, sep, value = pair.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep:
+            message = f"--feature-gates: missing bool value for {key}"
+            raise click.UsageError(message)
+        if value not in _TRUE | _FALSE:
+            message = (
+                f"--feature-gates: invalid value of {key}={value}, err: strconv.ParseBool: "
+                f"parsing {go_quote(value)}: invalid syntax"
+            )
+            raise click.UsageError(message)
+        if profile.gate_levels.get(key, "absent") == "absent":
+            message = f"--feature-gates: unrecognized feature gate: {key} (kubelet {profile.name})"
+            raise click.UsageError(message)
+        on = value in _TRUE
+        locked = profile.locked_gates.get(key)
+        if locked is not None and locked != on:
+            message = (
+                f"--feature-gates: cannot set feature gate {key} to {str(on).lower()}, "
+                f"feature is locked to {str(locked).lower()}"
+            )
+            raise click.UsageError(message)
+        gates[key] = on
+    return gates
+
+
+def _kind(path: Path) -> compat.CheckpointKind | None:
+    """The kind a release's reader is chosen by: the file's name, else its keys."""
+    if path.name == "memory_manager_state":
+        return "memory"
+    if path.name == "cpu_manager_state":
+        return "cpu"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """What ``state verify`` judges a file by: the release, its gates, the configured policy."""
+
+    path: Path
+    release: Release
+    gates: dict[str, bool]
+    policy: str | None
+
+
+def release_verdict(data: bytes, judged: Judged) -> tuple[bool, str]:
+    """Whether ``release`` (with ``gates``) restores a CPU or memory file, and its words.
+
+    For the formats before v1.36 (what ``verify`` judges in detail), pod-level keys such a
+    reader skips are not a refusal: the text names them.
+    """
+    release = judged.release
+    outcome = compat.read_as(
+        data,
+        release,
+        gate=judged.gates.get("PodLevelResourceManagers"),
+        policy=judged.policy,
+        kind=_kind(judged.path),
+    )
+    return outcome.ok, f"kubelet {release[0]}.{release[1]} {_outcome_text(outcome)}"
 
 
 def describe(data: bytes) -> dict[str, str]:
@@ -68,14 +163,16 @@ def _outcome_text(outcome: compat.Outcome) -> str:
     return text
 
 
-def verify_newer(data: bytes, *, path: Path, release: Release, output: str) -> bool:
-    """Verify a post-1.35 file against one release (its default gates); exit 1 if refused.
+def verify_newer(data: bytes, judged: Judged, *, output: str) -> bool:
+    """Verify a post-1.35 file against one release and its gates; exit 1 if refused.
 
     False (nothing printed) when the file is in an older format.
     """
     if compat.identify(data) not in NEWER_FORMATS:
         return False
-    outcome = compat.read_as(data, release)
+    path, release = judged.path, judged.release
+    gate = judged.gates.get("PodLevelResourceManagers")
+    outcome = compat.read_as(data, release, gate=gate, policy=judged.policy, kind=_kind(path))
     info = describe(data)
     ok = outcome.ok and outcome.dropped_pod_entries == 0
     name = f"{release[0]}.{release[1]}"
@@ -120,6 +217,7 @@ def echo_readers(data: bytes) -> None:
 
 def to_kubelet_options(command: Any) -> Any:
     """``--to-kubelet 1.N`` and the target's PodLevelResourceManagers gate, for ``migrate``."""
+    command = feature_gates_option(command)
     command = click.option(
         "--pod-level-resource-managers/--no-pod-level-resource-managers",
         "gate",
@@ -136,10 +234,23 @@ def to_kubelet_options(command: Any) -> Any:
 
 
 def migrate_to_release(
-    path: Path, *, release: str, gate: bool | None, out: Path | None, in_place: bool, fmt: str
+    path: Path,
+    *,
+    release: str,
+    gate: bool | None,
+    out: Path | None,
+    in_place: bool,
+    fmt: str,
+    feature_gates: str | None = None,
 ) -> None:
-    """``state migrate --to-kubelet``: report the plan; write a conversion; exit 1 to drain."""
+    """``state migrate --to-kubelet``: report the plan; write a conversion; exit 1 to drain.
+
+    ``--feature-gates`` sets the target's gates as the kubelet's flag does; the
+    ``--[no-]pod-level-resource-managers`` switch, when given, wins for its gate.
+    """
     target = versions.parse_release(release)
+    if gate is None:
+        gate = parse_feature_gates(feature_gates, target).get("PodLevelResourceManagers")
     data = read_checkpoint(path)
     found = compat.plan(data, target, gate=gate)
     name = f"{target[0]}.{target[1]}"

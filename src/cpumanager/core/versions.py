@@ -87,8 +87,8 @@ RULES: Final[tuple[Rule, ...]] = (
     _r("cpu.write", "1.36", "v2|v3", "#134768", "V3 (podEntries) with PodLevelResourceManagers"),
     _r("cpu.write", "1.37", "v4", "#139102", "inline V3 fields, checksum 0, data/dataChecksum"),
     _r("cpu.read", "1.18", ("v1", "v2"), "#84462", "V1 first, then V2"),
-    _r("cpu.read", "1.36", ("v3", "v1", "v2"), "#134768", "V3 first with the gate"),
-    _r("cpu.read", "1.37", ("v4", "v3", "v1", "v2"), "#139102"),
+    _r("cpu.read", "1.36", ("v3", "v2", "v1"), "#134768", "V3 with the gate; then V2, then V1"),
+    _r("cpu.read", "1.37", ("v4", "v3", "v2"), "#139102", "no V1 reader; V2 is the oldest"),
     _r("memory.write", "1.18", "none", "-", "no memory manager before 1.21"),
     _r("memory.write", "1.21", "v1", "#95479"),
     _r("memory.write", "1.36", "v1|v2", "#134768", "V2 (podEntries) with the gate"),
@@ -321,7 +321,7 @@ def profile(release: Release = NEWEST, gates: Mapping[str, bool] | None = None) 
 
     cpu_read = _strings(_value("cpu.read", release))
     if release == (1, 36) and not gate_on:
-        cpu_read = ("v1", "v2")
+        cpu_read = ("v2", "v1")
     memory_read = _strings(_value("memory.read", release))
     if release == (1, 36) and not gate_on:
         memory_read = ("v1",)

@@ -690,6 +690,7 @@ STRICT = ["--reserved-cpus", "0", "--strict-reservation"]
 WITH_V3_KEY = V2_8CPU.replace('"checksum"', '"podEntries":{"q":{"cpuSet":"9"}},"checksum"')
 
 # (id, file, extra flags, exit code): machine single-socket-ht (CPUs 0-7), policy static.
+AT_136 = ["--kubelet-version", "1.36"]  # the last release with a V1 reader
 VERIFY = [
     ("validateState/consistent", V2_8CPU, [], 0),
     ("validateState/reserved in default", V2_8CPU, ["--reserved-cpus", "0"], 0),
@@ -702,8 +703,9 @@ VERIFY = [
     ("validateState/fresh state", static(""), [], 0),
     ("validateState/CPU not on the machine", V2_8CPU.replace("1-2", "1-2,8"), [], 1),
     ("restore/unknown V3 key ignored", WITH_V3_KEY, [], 0),
-    ("restore/V1 all containers running", V1_8CPU, ["--containers", BOTH_IDS], 0),
-    ("restore/V1 one container missing", V1_8CPU, ["--containers", ONE_ID], 1),
+    ("restore/V1 all containers running", V1_8CPU, ["--containers", BOTH_IDS, *AT_136], 0),
+    ("restore/V1 one container missing", V1_8CPU, ["--containers", ONE_ID, *AT_136], 1),
+    ("restore/V1 at 1.37 (no V1 reader)", V1_8CPU, ["--containers", BOTH_IDS], 1),
 ]
 
 

@@ -209,6 +209,17 @@ def _unquote(body: bytes) -> str:
     return "".join(out)
 
 
+# Contexts of errors inside one token, where Go's end-of-input space is itself refused.
+_INSIDE_A_TOKEN = (
+    "in string escape code",
+    "in \\u hexadecimal character escape",
+    "in literal ",
+    "in numeric literal",
+    "after decimal point in numeric literal",
+    "in exponent of numeric literal",
+)
+
+
 class _Parser:
     """Iterative JSON parser over bytes producing :data:`JSONValue` trees."""
 
@@ -227,7 +238,12 @@ class _Parser:
 
     def _bad(self, context: str) -> NoReturn:
         if self.pos >= len(self.data):
-            self._eof()
+            if not context.startswith(_INSIDE_A_TOKEN):
+                self._eof()
+            # Go's scanner ends the input by stepping a space: inside a token (an escape, a
+            # literal, a number) that space is the invalid character it reports.
+            message = f"invalid character ' ' {context}"
+            raise GoJSONSyntaxError(message, len(self.data))
         message = f"invalid character {_describe(self.data[self.pos])} {context}"
         raise GoJSONSyntaxError(message, self.pos)
 
@@ -253,12 +269,13 @@ class _Parser:
             if byte == ord("\\"):
                 pos += 1
                 if pos >= len(data):
-                    break
+                    self.pos = pos
+                    self._bad("in string escape code")
                 if data[pos] == ord("u"):
                     for offset in range(1, 5):
                         if pos + offset >= len(data):
                             self.pos = len(data)
-                            self._eof()
+                            self._bad("in \\u hexadecimal character escape")
                         if chr(data[pos + offset]) not in "0123456789abcdefABCDEF":
                             self.pos = pos + offset
                             self._bad("in \\u hexadecimal character escape")
@@ -282,10 +299,7 @@ class _Parser:
             if byte == word[0]:
                 end = self.pos + len(word)
                 for index in range(self.pos + 1, end):
-                    if index >= len(data):
-                        self.pos = index
-                        self._eof()
-                    if data[index] != word[index - self.pos]:
+                    if index >= len(data) or data[index] != word[index - self.pos]:
                         expected = _describe(word[index - self.pos])
                         self.pos = index
                         self._bad(f"in literal {word.decode()} (expecting {expected})")
