@@ -129,7 +129,7 @@ def test_verify_a_gate_written_file_without_pod_entries(tmp_path: Path) -> None:
     path.write_bytes(newer.encode_cpu_v3("static", "0-7", {}, {}))
     result = run("verify", path, "-o", "json")
     assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["format_id"] == "cpu-v3"
+    assert json.loads(result.output)["formatId"] == "cpu-v3"
     assert run("verify", path, "--kubelet-version", "1.35").exit_code == 1
 
 
@@ -148,9 +148,9 @@ def test_migrate_to_a_release_takes_its_feature_gates(tmp_path: Path) -> None:
 
     source = tmp_path / "cpu_manager_state"
     source.write_bytes(newer.encode_cpu_v4("static", "0,3-7", {"p": {"c": "1-2"}}, {"p": "1-2"}))
-    gated = ["--feature-gates", "PodLevelResourceManagers=true", "--format", "json"]
+    gated = ["--feature-gates", "PodLevelResourceManagers=true", "-o", "json"]
     on = run("migrate", source, "--to-kubelet", "1.36", *gated)
     assert json.loads(on.output)["PodLevelResourceManagers"] is True
-    off = run("migrate", source, "--to-kubelet", "1.36", "--format", "json")
+    off = run("migrate", source, "--to-kubelet", "1.36", "-o", "json")
     assert json.loads(off.output)["PodLevelResourceManagers"] is False
     assert json.loads(off.output)["verdict"] == "drain"
