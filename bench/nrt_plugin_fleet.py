@@ -69,7 +69,7 @@ from cpumanager.nodeview.podresources import (
     PodResources,
     PodResourcesAnswers,
 )
-from cpumanager.nodeview.pods import node_pods_from_reduced
+from cpumanager.nodeview.pods import reduce_pod_list
 from cpumanager.nodeview.snapshot import CheckpointFile, ConfigView, NodeSnapshot, Source
 
 GiB = 1 << 30
@@ -345,7 +345,7 @@ def random_node(rng: random.Random, index: int) -> tuple[NodeSnapshot, dict[str,
         config=ConfigView(fields={k: {"value": v, "from": "file"} for k, v in fields.items()}),
         checkpoints=checkpoints,
         pod_resources=kubelet_answers(node, kubelet, docs, topology),
-        pods=node_pods_from_reduced(docs),
+        pods=reduce_pod_list({"kind": "PodList", "items": docs}, node_name=name)[1],
         sources=(Source("machine", "ok"),),
         hugepages=pools,
     )

@@ -66,3 +66,27 @@ def test_bad_input_is_a_one_line_error(fleet: Path, tmp_path: Path) -> None:
     assert code != 0
     assert "holds no snapshot" in out
     assert len(out.strip().splitlines()) == 1
+
+
+def test_summary_by_default_every_node_with_all(tmp_path: Path) -> None:
+    write_snapshots(tmp_path / "snaps", 30)
+    (tmp_path / "pod.yaml").write_text(guaranteed_pod_yaml("2"))
+    args = ["capacity", str(tmp_path / "pod.yaml"), "--snapshots", str(tmp_path / "snaps")]
+    code, summary = _run(*args, "--workers", "1")
+    assert code == 0, summary
+    named = [ln for ln in summary.splitlines() if ln.startswith("  node-")]
+    assert len(named) == 10  # the top nodes only
+    assert "every node: -o wide (or --all)" in summary
+    for extra in (["--all"], ["-o", "wide"]):
+        code, every = _run(*args, "--workers", "1", *extra)
+        assert code == 0
+        assert len([ln for ln in every.splitlines() if ln.startswith("  node-")]) == 30
+    code, fit = _run(
+        "fit", *args[1:], "--workers", "1", "--replicas", "40"
+    )  # fmt: skip
+    lines = fit.splitlines()
+    assert lines[0].startswith("default/web: ")
+    assert not any(ln.startswith("  replica ") for ln in lines)  # grouped per node
+    assert any("(replicas " in ln or "(replica " in ln for ln in lines)
+    code, every_replica = _run("fit", *args[1:], "--workers", "1", "--replicas", "40", "--all")
+    assert sum(ln.startswith("  replica ") for ln in every_replica.splitlines()) == 40

@@ -51,6 +51,25 @@ def test_json_is_one_report_in_simulate_shape(kubeadm: Path, tmp_path: Path) -> 
     assert report["events"][1]["containers"]["app"]["cpus"] == "4-5,12-13"
 
 
+def test_whatif_and_simulate_share_one_schema(kubeadm: Path, tmp_path: Path) -> None:
+    """A script reads both alike: the same top-level keys, admit events with the same
+    keys, and a rejection's class under error.type in both."""
+    pods = [write(tmp_path, f"{n}.yaml", POD.format(name=n, cpu=c)) for n, c in
+            (("big", "4"), ("huge", "6"))]  # fmt: skip
+    whatif = json.loads(run_main(["node", "whatif", kubeadm, *pods, "-o", "json"]).output)
+    example = Path(__file__).parents[2] / "examples/01-gpu-blocks-single-numa.yaml"
+    simulated = json.loads(run_main(["simulate", example, "-o", "json"]).output)
+    assert set(whatif) == set(simulated)
+    assert set(whatif["final"]) == set(simulated["final"]) == {"defaultCpuSet", "entries"}
+    admits = [e for e in whatif["events"] if e["event"] == "admit"]
+    sim_admits = [e for e in simulated["events"] if e["event"] == "admit"]
+    common = {"event", "pod", "uid", "admitted", "error", "containers", "defaultCpuSet"}
+    assert all(common <= set(e) for e in admits + sim_admits)
+    rejected = [e["error"] for e in admits + sim_admits if not e["admitted"]]
+    assert {"type", "message"} == set(rejected[0]) == set(rejected[-1])
+    assert rejected[0]["type"] == "TopologyAffinityError"
+
+
 @pytest.mark.parametrize(
     ("content", "expected"),
     [

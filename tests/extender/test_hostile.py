@@ -330,3 +330,17 @@ def test_12_a_client_that_leaves_mid_body_leaves_no_traceback(
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
     page = urllib.request.urlopen(extender.base + "/metrics", timeout=10).read().decode()
     assert 'code="499"' in page
+
+
+def test_overlapping_calls_keep_the_collector_off_until_the_last_ends() -> None:
+    import gc
+
+    from cpumanager.extender.server import gc_paused
+
+    first, second = gc_paused(), gc_paused()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)  # the first call ends while the second runs
+    assert not gc.isenabled()
+    second.__exit__(None, None, None)
+    assert gc.isenabled()

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from cpumanager.cli.options import STRUCTURED, WrappingGroup, emit_as, output_option
+from cpumanager.cli.options import STRUCTURED, WrappingGroup, emit_as, output_option, wrap_line
 
 if TYPE_CHECKING:
     from cpumanager.fleet.placement import NodeAnswer, Rejection
@@ -57,7 +57,12 @@ def _common(func: F) -> F:
             help="Seconds one snapshot may take before it is reported unusable (0: none; "
             "not applied on Dask workers).",
         ),
-        output_option,
+        click.option(
+            "--all",
+            "show_all",
+            is_flag=True,
+            help="List every node and every replica (as -o wide); default: a summary.",
+        ),
     ]
     for decorator in reversed(decorators):
         func = decorator(func)
@@ -123,14 +128,41 @@ def _rejections_json(groups: tuple[Rejection, ...]) -> list[dict[str, Any]]:
     ]
 
 
-def _rejection_lines(groups: tuple[Rejection, ...], head: str) -> list[str]:
+def _rejection_lines(groups: tuple[Rejection, ...], head: str, *, every: bool) -> list[str]:
+    """Refusals grouped by reason: count, a few node names (all with ``every``), one
+    example message; wrapped at 80 columns."""
     lines = [head] if groups else []
     for g in groups:
-        shown = ", ".join(_clean(n) for n in g.nodes[:5])
-        more = f" and {len(g.nodes) - 5} more" if len(g.nodes) > 5 else ""
-        lines.append(f"  {_clean(g.reason)}: {len(g.nodes)} node(s) ({shown}{more})")
-        lines.append(f"    e.g. {_clean(g.example)}")
+        names = g.nodes if every else g.nodes[:3]
+        shown = ", ".join(_clean(n) for n in names)
+        more = f" and {len(g.nodes) - len(names)} more" if len(g.nodes) > len(names) else ""
+        count = f"{len(g.nodes)} node{'s' if len(g.nodes) != 1 else ''}"
+        lines += wrap_line(f"{count} ({shown}{more})", prefix=f"  {_clean(g.reason)}: ",
+                           indent="      ")  # fmt: skip
+        lines += wrap_line(_clean(g.example), prefix="    e.g. ", indent="      ")
     return lines
+
+
+def _by_node(placements: tuple[str | None, ...]) -> list[tuple[str | None, list[int]]]:
+    """Each node (None: unschedulable) with the 1-based replicas it takes, most first."""
+    found: dict[str | None, list[int]] = {}
+    for index, node in enumerate(placements, 1):
+        found.setdefault(node, []).append(index)
+    return sorted(found.items(), key=lambda item: (item[0] is None, -len(item[1]), item[1][0]))
+
+
+def _ranges(numbers: list[int]) -> str:
+    """``1-6,9,11-12``."""
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and runs[-1][1] == n - 1:
+            runs[-1][1] = n
+        else:
+            runs.append([n, n])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+
+
+_TOP = 10  # nodes named in a summary
 
 
 @click.group("fleet", cls=WrappingGroup)
@@ -140,6 +172,7 @@ def fleet() -> None:
 
 @fleet.command("fit")
 @_common
+@output_option
 @click.option(
     "--replicas", type=click.IntRange(1, 100_000), default=1, show_default=True,
     help="Copies to place one after another.",
@@ -154,11 +187,13 @@ def fit(
     workers: int,
     time_limit: float,
     output: str,
+    show_all: bool,
     replicas: int,
 ) -> None:
     """POD.yaml: where would each replica go, and which nodes reject it and why?
 
-    Exit 0 when every replica is placed, 1 otherwise.
+    The table says how many replicas each node takes (the top nodes; -o wide or --all:
+    every replica in order). Exit 0 when every replica is placed, 1 otherwise.
     """
     from cpumanager.fleet.placement import place
 
@@ -177,11 +212,32 @@ def fit(
             },
         )
     else:
-        lines = [f"{pod.display_name}: {result.placed} of {replicas} replica(s) placed"]
-        for i, node in enumerate(result.placements, 1):
-            where = _clean(node) if node is not None else "unschedulable (no node admits it)"
-            lines.append(f"  replica {i}: {where}")
-        lines += _rejection_lines(result.rejections, "nodes that refuse the next copy:")
+        every = output == "wide" or show_all
+        nodes = len({n for n in result.placements if n is not None})
+        lines = [
+            f"{pod.display_name}: {result.placed} of {replicas} replica(s) placed on "
+            f"{nodes} node{'s' if nodes != 1 else ''}"
+        ]
+        if every:
+            for i, node in enumerate(result.placements, 1):
+                where = _clean(node) if node is not None else "unschedulable (no node admits it)"
+                lines.append(f"  replica {i}: {where}")
+        else:
+            groups = _by_node(result.placements)
+            placed = [g for g in groups if g[0] is not None]
+            for node, replicas_of in placed[:_TOP] + [g for g in groups if g[0] is None]:
+                where = _clean(node) if node is not None else "unschedulable"
+                lines += wrap_line(
+                    f"{len(replicas_of)} (replica{'s' if len(replicas_of) > 1 else ''} "
+                    f"{_ranges(replicas_of)})",
+                    prefix=f"  {where}: ",
+                    indent="    ",
+                )
+            if len(placed) > _TOP:
+                lines.append(f"  and {len(placed) - _TOP} more nodes (-o wide or --all)")
+        lines += _rejection_lines(
+            result.rejections, "nodes that refuse the next copy:", every=every
+        )
         click.echo("\n".join(lines))
     if result.placed < replicas:
         ctx.exit(1)
@@ -189,6 +245,7 @@ def fit(
 
 @fleet.command("capacity")
 @_common
+@output_option("table", "wide", "json", "yaml", "html")
 @click.option(
     "--max-copies", type=click.IntRange(1, 100_000), default=DEFAULT_MAX_COPIES,
     show_default=True, help="Stop counting a node at this many copies.",
@@ -201,10 +258,15 @@ def capacity(
     workers: int,
     time_limit: float,
     output: str,
+    show_all: bool,
     max_copies: int,
 ) -> None:
-    """POD.yaml: how many more copies can each node, and the fleet, take?"""
+    """POD.yaml: how many more copies can each node, and the fleet, take?
+
+    The table is a summary (totals, the top nodes, refusals grouped by reason); -o wide or
+    --all lists every node; -o html writes a self-contained heat map page to stdout."""
     from cpumanager.fleet.placement import capacity as fleet_capacity
+    from cpumanager.fleet.runner import snapshot_files
 
     pod, answers = _answers(pod_file, snapshots, max_copies, dask, workers, time_limit=time_limit)
     result = fleet_capacity(answers)
@@ -222,13 +284,37 @@ def capacity(
             },
         )
         return
+    if output == "html":
+        from cpumanager.cli.html.fleet_page import fleet_page, free_per_numa
+
+        frees = free_per_numa(snapshot_files(snapshots))
+        click.echo(fleet_page(pod.display_name, result, answers_by_node, frees), nl=False)
+        return
+    every = output == "wide" or show_all
     floor = "at least " if result.capped else ""
-    lines = [f"{pod.display_name}: the fleet takes {floor}{result.total} more copies"]
-    for node, count in result.per_node.items():
+    unusable = sum(1 for a in answers if a.error)
+    taking = sum(1 for count in result.per_node.values() if count)
+    lines = [
+        f"{pod.display_name}: the fleet takes {floor}{result.total} more copies",
+    ]
+    full = len(answers) - taking - unusable
+    lines += wrap_line(
+        f"nodes: {len(answers)}; taking a copy: {taking}; full: {full}; unusable snapshots: "
+        f"{unusable}; stopped at --max-copies {max_copies}: {len(result.capped)}",
+        prefix="  ",
+        indent="    ",
+    )
+    ranked = sorted(result.per_node.items(), key=lambda item: (-item[1], item[0]))
+    shown = ranked if every else [item for item in ranked if item[1]][:_TOP]
+    if shown:
+        lines.append("every node:" if every else f"top nodes (of {taking} taking a copy):")
+    for node, count in shown:
         answer = answers_by_node[node]
         note = f" (stopped at --max-copies {max_copies})" if answer.capped else ""
         if answer.error:
             note = " (snapshot unusable)"
-        lines.append(f"  {_clean(node)}: {count}{note}")
-    lines += _rejection_lines(result.limits, "what stops each node:")
+        lines += wrap_line(f"{count}{note}", prefix=f"  {_clean(node)}: ", indent="    ")
+    lines += _rejection_lines(result.limits, "what stops each node:", every=every)
+    if not every and len(ranked) > len(shown):
+        lines.append("every node: -o wide (or --all)")
     click.echo("\n".join(lines))

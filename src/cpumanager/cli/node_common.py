@@ -57,7 +57,8 @@ def live_options(func: F) -> F:
             type=click.Path(path_type=Path, dir_okay=False),
             default=None,
             metavar="FILE",
-            help="With --live: the node's pods ('kubectl get pods -A -o json' output).",
+            help="With --live: the node's pods ('kubectl get pods -A --field-selector "
+            "spec.nodeName=NODE -o json' output).",
         ),
     ]
     wrapped: Any = func

@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 __all__ = ["config", "render_value"]
 
 _FILE = click.Path(path_type=Path, dir_okay=False)
-_MAX_CELL = 20  # characters of a value shown in the table; -o json/yaml show it whole
-_WIDTH = 80  # the table fits a terminal this wide (long origins are elided)
+_MAX_CELL = 20  # characters of a value shown in its cell; longer ones go whole below the row
+_WIDTH = 80  # the table fits a terminal this wide (long origins wrap)
 
 
 @click.command("config")
@@ -184,20 +184,41 @@ def _printable(text: str) -> str:
     return one_line(text)
 
 
+def _comma_lines(text: str, *, indent: str) -> list[str]:
+    """A long value in lines of at most 80 columns, broken after its commas only (what a
+    line holds stays as written; joining the lines gives the value back)."""
+    lines: list[str] = []
+    line = ""
+    for piece in text.split(","):
+        if line and len(indent) + len(line) + len(piece) + 2 > _WIDTH:
+            lines.append(indent + line + ",")
+            line = piece
+        else:
+            line = piece if not line else line + "," + piece
+    return [*lines, indent + line]
+
+
 def _table(effective: EffectiveConfig) -> None:
+    from cpumanager.cli.options import wrap_line
+
     rows = [("FIELD", "VALUE", "FROM")]
+    below: dict[str, str] = {}  # a value too long for its cell: whole, on the next lines
     for name, entry in effective.fields().items():
         shown = render_value(entry["value"])
         if len(shown) > _MAX_CELL:
-            shown = shown[: _MAX_CELL - 1] + "…"
+            below[name], shown = shown, "(below)"
         rows.append((name, shown, _printable(str(entry["from"]))))
     widths = [max(len(row[i]) for row in rows) for i in range(2)]
-    room = max(12, _WIDTH - widths[0] - widths[1] - 4)
-    rows = [(n, v, o if len(o) <= room else o[: room - 1] + "…") for n, v, o in rows]
     sources = _printable(", ".join(effective.sources)) or "none (all the kubelet's defaults)"
-    click.echo(f"sources: {sources}")
+    for line in wrap_line(sources, prefix="sources: "):
+        click.echo(line)
     click.echo(f"root dir: {effective.root_dir} ({effective.root_dir_origin})")
     for name, value, origin in rows:
-        click.echo(f"{name.ljust(widths[0])}  {value.ljust(widths[1])}  {origin}".rstrip())
+        head = f"{name.ljust(widths[0])}  {value.ljust(widths[1])}  "
+        for line in wrap_line(origin, prefix=head, indent=" " * len(head), width=_WIDTH):
+            click.echo(line.rstrip())
+        if name in below:
+            for line in _comma_lines(_printable(below[name]), indent="    "):
+                click.echo(line)
     for warning in effective.warnings:
         click.echo(f"warning: {_printable(warning)}", err=True)

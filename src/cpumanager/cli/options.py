@@ -33,6 +33,7 @@ __all__ = [
     "DEGRADED_EXIT",
     "FormatChoice",
     "WrappingGroup",
+    "wrap_line",
     "STRUCTURED",
     "emit_as",
     "emit_json",
@@ -187,3 +188,19 @@ class WrappingGroup(click.Group):
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
+
+
+def wrap_line(text: str, *, prefix: str = "", indent: str = "  ", width: int = 80) -> list[str]:
+    """``prefix + text`` in lines of at most ``width`` columns, continuation lines indented
+    by ``indent``; words (paths, CPU lists) are never broken, so a word longer than a line
+    stands alone on its line, whole."""
+    import textwrap
+
+    return textwrap.wrap(
+        text,
+        width=width,
+        initial_indent=prefix,
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [prefix.rstrip()]

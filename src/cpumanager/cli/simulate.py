@@ -28,12 +28,12 @@ def _load(path: Path | None) -> Any:
     return parse_scenario(yaml.safe_load(text), source=f"(embedded {DEMO})", base=Path.cwd())
 
 
-def _render(report: dict[str, Any], *, explain: bool) -> None:
+def _render(report: dict[str, Any], *, explain: bool, wide: bool) -> None:
     from rich.console import Console
 
     from cpumanager.cli.simulate_render import render_report
 
-    render_report(report, explain=explain, console=Console())
+    render_report(report, explain=explain, console=Console(), wide=wide)
 
 
 @click.command()
@@ -69,4 +69,4 @@ def simulate(
         if output in STRUCTURED:
             emit_as(output, report)
         else:
-            _render(report, explain=explain)
+            _render(report, explain=explain, wide=output == "wide")

@@ -1,8 +1,9 @@
 """How ``cpumanager simulate`` reads in a terminal: a table that fits, then sentences.
 
-The table has one row per event and never wraps a cell: long cells end in an ellipsis, and
-``--explain`` prints their full text below it, with each admission's hints per resource
-(NUMA sets as ``{0,1}``, ``*`` marking the preferred ones), the merged hint and the reasons.
+The table has one row per event; a long cell wraps (nothing is cut), and ``-o wide`` adds
+the shared pool after each event. ``--explain`` prints each event's full story below it,
+with each admission's hints per resource (NUMA sets as ``{0,1}``, ``*`` marking the
+preferred ones), the merged hint and the reasons.
 Nothing here decides anything; it renders the JSON report of :mod:`cpumanager.sim.report`.
 """
 
@@ -89,16 +90,31 @@ def _notes(event: Mapping[str, Any]) -> list[str]:
 
 
 def _say(console: Console, text: str | RenderableType, indent: int = 0) -> None:
-    """Print plain text (never markup) or a renderable, wrapped with a hanging indent."""
-    body = Text(text) if isinstance(text, str) else text
-    console.print(Padding(body, (0, 0, 0, indent)))
+    """Print plain text (never markup) or a renderable at ``indent``; text wraps between
+    words (a bullet's continuation lines hang under its text)."""
+    if not isinstance(text, str):
+        console.print(Padding(text, (0, 0, 0, indent)))
+        return
+    import textwrap
+
+    hang = "  " if text.startswith("- ") else ""
+    lines = textwrap.wrap(
+        text,
+        width=max(20, console.width - indent),
+        subsequent_indent=hang,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+    for line in lines or [""]:
+        console.print(Padding(Text(line), (0, 0, 0, indent)))
 
 
 def _widths(total: int) -> dict[str, int]:
-    """Column widths that fill ``total`` characters; containers take what is left."""
-    widths = {"#": 2, "event": 10, "pod": 10, "result": 14, "containers": 0, "shared pool": 12}
-    if total > 100:  # wider terminals: longer names and error types first
-        widths.update({"pod": 20, "result": 22, "shared pool": 20})
+    """Column widths that fill ``total`` characters; containers take what is left. Error
+    types (24 characters at most) fit their column whole; other cells wrap."""
+    widths = {"#": 2, "event": 9, "pod": 12, "result": 24, "containers": 0}
+    if total > 100:  # wider terminals: longer names first
+        widths["pod"] = 20
     padding = len(widths) + 1  # one space between columns, and the box edges
     widths["containers"] = max(16, total - padding - sum(widths.values()))
     return widths
@@ -113,7 +129,7 @@ def _table(report: Mapping[str, Any], width: int) -> Table:
         collapse_padding=True,
     )
     for column, size in _widths(width).items():
-        table.add_column(column, no_wrap=True, overflow="ellipsis", width=size)
+        table.add_column(column, overflow="fold", width=size)
     for index, event in enumerate(report["events"]):
         containers = event.get("containers", {})
         table.add_row(
@@ -122,14 +138,13 @@ def _table(report: Mapping[str, Any], width: int) -> Table:
             escape(event.get("pod") or ""),
             _result(event),
             escape("\n".join(_cell(n, i) for n, i in containers.items())),
-            event.get("defaultCpuSet") or "(empty)",
         )
     return table
 
 
 def _explain_merge(console: Console, item: Mapping[str, Any]) -> None:
     grid = Table.grid(padding=(0, 2))
-    grid.add_column(no_wrap=True, overflow="ellipsis", max_width=24)
+    grid.add_column(overflow="fold", max_width=24)
     grid.add_column(overflow="fold")
     for provider, answer in item.get("providers", {}).items():
         if not answer:  # the provider asks for nothing for this container
@@ -176,9 +191,18 @@ def _explain(console: Console, report: Mapping[str, Any]) -> None:
                 _say(console, f"- {line}", 4)
 
 
-def render_report(report: Mapping[str, Any], *, explain: bool, console: Console) -> None:
-    """Print ``report`` (``SimulationReport.to_json``) for people, at the console's width."""
+def render_report(
+    report: Mapping[str, Any], *, explain: bool, console: Console, wide: bool = False
+) -> None:
+    """Print ``report`` (``SimulationReport.to_json``) for people, at the console's width;
+    ``wide`` adds the shared pool after each event."""
     console.print(_table(report, console.width))
+    if wide:
+        _say(console, "shared pool after each event:")
+        for index, event in enumerate(report["events"]):
+            pool = event.get("defaultCpuSet")
+            if pool is not None:
+                _say(console, f"#{index} {event['event']}: {pool or '(empty)'}", 2)
     for index, event in enumerate(report["events"]):
         for note in _notes(event):
             _say(console, f"#{index} {event['event']}: {note}")

@@ -1,13 +1,10 @@
 """``cpumanager state``: inspect, verify, migrate, rewrite and diff kubelet checkpoints.
 
 Thin edge over :mod:`cpumanager.checkpoint` and the file store. Reading never changes a
-file; ``migrate`` and ``rewrite`` write atomically to ``-o/--out`` (or, with ``--in-place``,
-over the input after keeping ``<name>.last-good``), and only once the new bytes have been
-decoded again and found equal to what was meant. On any error nothing is written.
-
-``-o`` names the output *file* of ``migrate`` and ``rewrite`` (as the kubelet docs spell
-``-o OUT``); their report format is ``--format table|json``. Elsewhere ``-o`` is the report
-format.
+file; ``migrate`` and ``rewrite`` write atomically to ``--output-file`` (or, with
+``--in-place``, over the input after keeping ``<name>.last-good``), and only once the new
+bytes have been decoded again and found equal to what was meant. On any error nothing is
+written. ``-o`` is the report's format, as everywhere.
 """
 
 from __future__ import annotations
@@ -36,9 +33,7 @@ from cpumanager.checkpoint.cpu import codec
 from cpumanager.checkpoint.cpu.restore import Diagnosis, diagnose
 from cpumanager.cli import state_nodes, state_versions
 from cpumanager.cli.options import (
-    DEFAULT_OUTPUTS,
     STRUCTURED,
-    FormatChoice,
     WrappingGroup,
     emit_as,
     emit_structured,
@@ -47,8 +42,11 @@ from cpumanager.cli.options import (
     output_option,
 )
 from cpumanager.cli.state_render import ids as _ids
+from cpumanager.cli.state_render import in_place_option as _in_place
 from cpumanager.cli.state_render import lines as _lines
+from cpumanager.cli.state_render import output_file_option as _out
 from cpumanager.cli.state_render import placement as _placement
+from cpumanager.cli.state_render import report_format_option as _fmt
 from cpumanager.cli.state_render import table as _table
 from cpumanager.core.containermap import ContainerMap
 from cpumanager.core.cpuset import CPUSet
@@ -321,26 +319,6 @@ def _convert(
     )
 
 
-_out = click.option(
-    "--output-file",
-    "--out",
-    "out",
-    type=click.Path(path_type=Path),
-    metavar="FILE",
-    help="The file to write (-o is the report's format, as everywhere).",
-)
-_in_place = click.option("--in-place", is_flag=True, help="Replace the input (keeps .last-good).")
-_fmt = click.option(
-    "-o",
-    "--output",
-    "fmt",
-    type=FormatChoice(DEFAULT_OUTPUTS, case_sensitive=False),
-    default="table",
-    show_default=True,
-    help="Format of the report: " + ", ".join(DEFAULT_OUTPUTS) + ".",
-)
-
-
 @state.command()
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option(
@@ -350,14 +328,8 @@ _fmt = click.option(
 )
 @_out
 @_in_place
-@click.option(
-    "--to",
-    "target",
-    type=click.Choice(TARGET_FORMATS),
-    default="v2",
-    show_default=True,
-    help="The format to write.",
-)
+@click.option("--to", "target", type=click.Choice(TARGET_FORMATS), default="v2",
+              show_default=True, help="The format to write.")  # fmt: skip
 @state_versions.to_kubelet_options
 @_fmt
 def migrate(

@@ -13,7 +13,7 @@ import click
 
 from cpumanager.adapters.checkpoint_files import write_checked
 from cpumanager.checkpoint import kinds
-from cpumanager.cli.options import STRUCTURED, emit_as, emit_structured
+from cpumanager.cli.options import STRUCTURED, emit_as, emit_structured, wrap_line
 from cpumanager.errors import CheckpointError, InputError
 
 if TYPE_CHECKING:  # the memory and device codecs load only for those files (cold start)
@@ -36,7 +36,10 @@ def other_kind(data: bytes) -> OtherKind | None:
 def _lines(pairs: list[tuple[str, str]]) -> None:
     width = max(len(key) for key, _ in pairs)
     for key, value in pairs:
-        click.echo(f"{key.ljust(width)}  {click.style(value) if value else '-'}")
+        for line in wrap_line(
+            value or "-", prefix=f"{key.ljust(width)}  ", indent=" " * (width + 2)
+        ):
+            click.echo(line)
 
 
 def show(data: bytes, kind: OtherKind, *, path: Path, output: str) -> None:

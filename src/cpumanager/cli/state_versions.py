@@ -15,7 +15,7 @@ import click
 
 from cpumanager.adapters.checkpoint_files import read_checkpoint, write_checked
 from cpumanager.checkpoint import compat
-from cpumanager.cli.options import STRUCTURED, emit_as, emit_structured
+from cpumanager.cli.options import STRUCTURED, emit_as, emit_structured, wrap_line
 from cpumanager.core import versions
 from cpumanager.core.versions import Release
 
@@ -101,7 +101,10 @@ def verify_newer(data: bytes, *, path: Path, release: Release, output: str) -> b
         ]
         width = max(len(key) for key, _ in rows)
         for key, value in rows:
-            click.echo(f"{key.ljust(width)}  {click.unstyle(value)}")
+            for line in wrap_line(
+                click.unstyle(value), prefix=f"{key.ljust(width)}  ", indent=" " * (width + 2)
+            ):
+                click.echo(line)
     if not ok:
         raise SystemExit(1)
     return True
@@ -179,6 +182,7 @@ def migrate_to_release(
             rows.append(("output", "none written: give -o FILE or --in-place"))
         width = max(len(key) for key, _ in rows)
         for key, value in rows:
-            click.echo(f"{key.ljust(width)}  {value}")
+            for line in wrap_line(value, prefix=f"{key.ljust(width)}  ", indent=" " * (width + 2)):
+                click.echo(line)
     if found.verdict in ("drain", "refuse"):
         raise SystemExit(1)

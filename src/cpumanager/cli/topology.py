@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from cpumanager.cli.options import emit_json, load_topology, machine_options, output_option
+from cpumanager.cli.options import (
+    emit_json,
+    load_topology,
+    machine_options,
+    output_option,
+    wrap_line,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -133,6 +139,14 @@ def render_topology(topology: CPUTopology, console: Console) -> None:
         console.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
 
 
+def _name_line(name: str, aliases: tuple[str, ...] | list[str]) -> list[str]:
+    """A preset's name and aliases; the aliases on the next line when both do not fit."""
+    line = f"  {name}  ({', '.join(aliases)})"
+    if len(line) <= 80:
+        return [line]
+    return [f"  {name}", *wrap_line(f"({', '.join(aliases)})", prefix="    ", indent="    ")]
+
+
 def _list_presets(output: str) -> None:
     from cpumanager.presets import list_presets
 
@@ -154,14 +168,15 @@ def _list_presets(output: str) -> None:
     lines = ["kubelet test machines (declared counters kept verbatim):"]
     for p in presets:
         if p.kind == "kubelet":
-            lines += [f"  {p.name}  ({', '.join(p.aliases)})", f"      {p.summary}"]
+            lines += _name_line(p.name, p.aliases)
+            lines += wrap_line(p.summary, prefix="      ", indent="      ")
     lines.append("generated machines:")
     for p in presets:
         if p.kind != "kubelet":
-            lines += [f"  {p.name}  ({', '.join(p.aliases)})", f"      {p.summary}"]
-    lines.append(
-        "shapes: <S>s<N>n<C>c<T>t[<L>l] (sockets, NUMA/socket, cores/NUMA, threads, L3/NUMA)"
-    )
+            lines += _name_line(p.name, p.aliases)
+            lines += wrap_line(p.summary, prefix="      ", indent="      ")
+    lines.append("shapes: <S>s<N>n<C>c<T>t[<L>l]")
+    lines.append("  (sockets, NUMA/socket, cores/NUMA, threads, L3/NUMA)")
     lines.append("  e.g. --machine 2s4n16c2t2l")
     click.echo("\n".join(lines))
 

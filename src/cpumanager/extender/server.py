@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gc
 import json
+import threading
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -98,24 +99,35 @@ class ExtenderConfig:
     max_buffered: int = limits.MAX_BUFFERED_BODY_BYTES  # bodies held at once, all requests
 
 
+_pauses = {"held": 0, "owned": False}  # calls holding the collector off; whether we did
+_pause_lock = threading.Lock()
+
+
 @contextmanager
 def gc_paused() -> Iterator[None]:
-    """No automatic garbage collection during one filter or prioritize call.
+    """No automatic garbage collection during one filter, prioritize or push restore.
 
     A call over thousands of nodes makes tens of thousands of short-lived objects. A young
     collection in the middle of it moves them to the oldest generation, and enough of them
     start a full collection over everything the store holds (about a second with 5,000
     nodes on a loaded machine: the p99). Paused, they die by reference counting when the
-    call ends; the collector runs again from the next allocation after it.
+    call ends; the collector runs again from the next allocation after it. A large push
+    being restored would start such collections too, stopping every thread. Calls run in
+    threads at once: the collector is off while any of them runs, and back on (if it was on
+    before the first) when the last ends.
     """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
+    with _pause_lock:
+        if _pauses["held"] == 0:
+            _pauses["owned"] = gc.isenabled()
+            gc.disable()
+        _pauses["held"] += 1
     try:
         yield
     finally:
-        gc.enable()
+        with _pause_lock:
+            _pauses["held"] -= 1
+            if _pauses["held"] == 0 and _pauses["owned"]:
+                gc.enable()
 
 
 def _bad(message: str, status: int = 400) -> PlainTextResponse:
@@ -349,6 +361,10 @@ def create_app(
 
     def store_push(name: str, raw: bytes) -> Response:
         """Decode, check and restore one pushed snapshot (in a thread)."""
+        with gc_paused():
+            return decode_and_store(name, raw)
+
+    def decode_and_store(name: str, raw: bytes) -> Response:
         try:
             document = json.loads(raw)
         except (ValueError, RecursionError):
