@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import posixpath
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -109,15 +110,29 @@ def parse_yaml_keeping_duplicates(text: str) -> tuple[object, list[tuple[str, in
     """The first YAML document (the kubelet's YAML reader takes the first), and each key
     found again in its mapping with the line of the repeat; YamlSyntaxError with the
     parser's line and problem."""
+    try:
+        return _first_document(text)
+    except yaml.YAMLError as err:
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        if "'\\t'" in problem and _TAB_VALUE.search(text):
+            # go-yaml takes a tab after "key:" as the separating blank; PyYAML does not
+            try:
+                return _first_document(_TAB_VALUE.sub(r"\1 ", text))
+            except yaml.YAMLError:
+                pass
+        mark = getattr(err, "problem_mark", None)
+        raise YamlSyntaxError(mark.line if mark is not None else None, problem) from err
+
+
+_TAB_VALUE = re.compile(r"^(\s*[^\s#'\"\[{-][^:\n]*:)\t+", re.MULTILINE)
+
+
+def _first_document(text: str) -> tuple[object, list[tuple[str, int]]]:
     loader = _StrictLoader(text)
     loader.duplicates = []
     try:
         found = loader.check_data()  # type: ignore[no-untyped-call]
         body = loader.get_data() if found else None
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise YamlSyntaxError(mark.line if mark is not None else None, problem) from err
     finally:
         loader.dispose()
     return body, loader.duplicates

@@ -122,6 +122,7 @@ ACCEPTED = [
         ),
     ),
     (HEAD + "---\nmaxPods: 3\n", {}, ()),  # the first document is the file
+    (HEAD + "maxPods:\t3\n", {"maxPods": 3}, ()),  # go-yaml takes the tab for a blank
     (HEAD + "cpuManagerReconcilePeriod: -5s\n", {"cpuManagerReconcilePeriod": "-5s"}, ()),
 ]
 

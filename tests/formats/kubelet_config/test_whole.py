@@ -534,3 +534,34 @@ def test_docs_list_every_release_keyed_rule() -> None:
     for rule, (since, source) in whole.RULE_SOURCES.items():
         assert f"| `config.{rule}` | {since[0]}.{since[1]} |" in text, (rule, source)
     assert "| `config.evictionHard` | 1.30 | 5 signals | #121834 |" in text
+
+
+def _refused_in(*spans: tuple[int, int]) -> dict[Release, bool]:
+    """Release -> refused?, from inclusive minor spans (1.a .. 1.b)."""
+    return {r: any(a <= r[1] <= b for a, b in spans) for r in RELEASES}
+
+
+# (configuration, where the kubelet refuses it): the version matrix of the release-keyed
+# rules, every modelled release (ranges from the rows of docs/versions.md).
+MATRIX = [
+    ({"imageMaximumGCAge": "3m"}, _refused_in((29, 29))),  # no field before, alpha in 1.29
+    ({"runOnce": True}, _refused_in((32, 37))),
+    ({"containerLogMaxFiles": 1}, _refused_in((33, 37))),
+    ({"imageMinimumGCAge": "-1m"}, _refused_in((36, 37))),
+    ({"memorySwap": {"swapBehavior": "LimitedSwap"}}, _refused_in((22, 29))),
+    ({"shutdownGracePeriod": "30s"}, _refused_in((20, 20))),  # no gate before 1.20: unset
+    ({"featureGates": {"MemoryManager": False}}, _refused_in((18, 20), (32, 37))),
+    ({"featureGates": {"CPUManager": False}}, _refused_in((26, 37))),
+    ({"hairpinMode": "veth"}, _refused_in((18, 37))),
+    ({"nodeLeaseDurationSeconds": -1}, _refused_in((18, 37))),
+]
+
+
+@pytest.mark.parametrize(("fields", "refused"), MATRIX)
+def test_the_version_matrix(fields: dict[str, object], refused: dict[Release, bool]) -> None:
+    for release in RELEASES:
+        typed = whole.decode_fields(fields)
+        gates = typed.get("featureGates")
+        gate_map = dict(gates) if isinstance(gates, Mapping) else {}
+        verdict = whole.gate_error(gate_map, release) is not None or bool(messages(fields, release))
+        assert verdict == refused[release], release

@@ -6,7 +6,10 @@
 * ``flags`` / ``launch``: kubelet flags, and the command lines, systemd units and env files
   they come from;
 * ``assemble``: file, drop-ins and flags merged in the kubelet's order, with each field's
-  origin (the adapters read the files: ``adapters/kubelet_config_file.py``).
+  origin (the adapters read the files: ``adapters/kubelet_config_file.py``);
+* per kubelet release, the whole file: ``document`` (the loader and codec), ``v1beta1``
+  (every field's type and defaulting), ``gates`` (1.32's gate registry, ``SetFromMap``),
+  ``whole`` / ``checks`` (``ValidateKubeletConfiguration``), stage by stage.
 """
 
 from __future__ import annotations

@@ -13,7 +13,9 @@ empty file, then hands the bytes to its scheme's universal decoder:
   v1beta1, with a warning; a field of the wrong type is an error.
 
 Every refusal here is stage ``loads``, wrapped as the kubelet wraps it
-(``failed to load kubelet config file, path: P, error: ...``).
+(``failed to load kubelet config file, path: P, error: ...``). ``decode_drop_in`` does the
+same for a ``--config-dir`` drop-in as 1.32 loads it. YAML parsing itself is the adapter's
+(``ParseYaml``): this module stays pure.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from cpumanager.errors import ConfigError, KubeletConfigInvalidError
+from cpumanager.errors import KubeletConfigInvalidError
 from cpumanager.formats.kubelet_config.v1beta1 import FIELD_KINDS
 
 __all__ = [
@@ -35,7 +37,6 @@ __all__ = [
     "decode_file",
     "drop_in_refusal",
     "load_refusal",
-    "type_refusal",
 ]
 
 GROUP = "kubelet.config.k8s.io"
@@ -268,8 +269,3 @@ def _yaml_strict(duplicates: list[tuple[str, int]]) -> str:
         for name, line in duplicates[:_MAX_REPORTED]
     )
     return f"strict decoding error: yaml: unmarshal errors:{lines}"
-
-
-def type_refusal(path: str, err: ConfigError) -> KubeletConfigInvalidError:
-    """A field of the wrong type, refused at ``loads`` with the decoder's text."""
-    return load_refusal(path, f"failed to decode: {err.message}")

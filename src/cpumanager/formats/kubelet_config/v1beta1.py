@@ -293,7 +293,10 @@ _DEFAULTS: Final[Mapping[str, object]] = {
     "port": 10250,
 }
 # Fields that a release does not have (so no default and no check): the first release with
-# each. Before it, the kubelet's lenient decoder drops the field as unknown.
+# each. Before it, the kubelet's lenient decoder drops the field as unknown. A field that
+# came with a feature gate is dated by the gate (1.32's registry); the others carry the
+# release of the rule that reads them (whole.RULE_SOURCES, "open" where not established;
+# singleProcessOOMKill, failCgroupV1 and mergeDefaultEvictionSettings are not validated).
 FIELD_SINCE: Final[Mapping[str, Release]] = {
     "containerRuntimeEndpoint": (1, 27),
     "imageMaximumGCAge": (1, 29),
@@ -308,6 +311,9 @@ FIELD_SINCE: Final[Mapping[str, Release]] = {
     "singleProcessOOMKill": (1, 32),
     "failCgroupV1": (1, 31),
     "mergeDefaultEvictionSettings": (1, 34),
+    "shutdownGracePeriod": (1, 20),  # with gate GracefulNodeShutdown
+    "shutdownGracePeriodCriticalPods": (1, 20),
+    "memorySwap": (1, 22),  # with gate NodeSwap
 }
 
 

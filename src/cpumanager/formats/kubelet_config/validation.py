@@ -3,9 +3,10 @@
 First ``ValidateKubeletConfiguration`` (pkg/kubelet/apis/config/validation) for the fields
 we read, in its order; then the refusals the container manager gives at start-up when it
 builds the CPU and memory managers (``unknown policy``, the static policies' reservations).
-The kubelet stops at the first phase that fails; both phases are listed here so that one
-run shows everything to fix. Feature gate names are not checked (we do not carry the
-kubelet's list of gates).
+Both phases are listed here so that one run shows everything to fix; with a kubelet
+release, ``assemble`` instead follows the kubelet's stages (``whole.py`` validates every
+field and the feature gates, then :func:`start_order_errors` gives the managers' refusals
+in the order they are built).
 """
 
 from __future__ import annotations
