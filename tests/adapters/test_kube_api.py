@@ -188,3 +188,21 @@ def test_the_watch_yields_events_and_ends_on_an_error_event(api_server, tmp_path
     assert "fieldSelector=spec.nodeName%3Dn1" in query
     assert "resourceVersion=5" in query
     api.close()
+
+
+def test_an_empty_list_still_gives_its_version_and_a_consistent_list_asks_for_now(
+    api_server, tmp_path: Path
+) -> None:
+    recorder, url = api_server
+    empty = {"kind": "PodList", "metadata": {"resourceVersion": "42"}, "items": []}
+    recorder.answers["/api/v1/pods"] = (200, {}, json.dumps(empty).encode())
+    api = api_client(kubeconfig(tmp_path, url))
+    # The watch resumes at the list's version even when the node has no pods.
+    assert api.node_pods("n1") == ([], "42")
+    assert "resourceVersion=0" in recorder.requests[-1][1]  # the cache, as it is
+    assert api.node_pods("n1", consistent=True) == ([], "42")
+    assert "resourceVersion" not in recorder.requests[-1][1]  # as of now
+    recorder.answers["/api/v1/pods"] = (200, {}, b'["not a list"]')
+    with pytest.raises(KubeApiError, match="not a PodList"):
+        api.node_pods("n1")
+    api.close()

@@ -42,9 +42,11 @@ class FakeApi:
             found = self.pods.get((namespace, name))
             return copy.deepcopy(found) if found else None
 
-    def node_pods(self, node: str, *, active_only: bool = True) -> tuple[list[dict[str, Any]], str]:
+    def node_pods(
+        self, node: str, *, active_only: bool = True, consistent: bool = False
+    ) -> tuple[list[dict[str, Any]], str]:
         with self.lock:
-            self.calls.append("list")
+            self.calls.append("list" if consistent else "list-cached")
             return [
                 copy.deepcopy(p) for p in self.pods.values() if p["spec"].get("nodeName") == node
             ], "1"

@@ -217,3 +217,44 @@ def test_a_pod_no_manager_pins_is_bound_without_listing_the_node() -> None:
     assert h.api.calls == ["get", "bind"]
     assert h.bind("g", "2") == ""  # a pinned pod: the node's pods are listed first
     assert h.api.calls[2:] == ["get", "list", "bind"]
+
+
+def test_the_per_node_locks_do_not_outlive_the_binds() -> None:
+    """A bind names any node it likes (up to 253 characters): the lock table holds only
+    nodes being bound to now, however many names were sent."""
+    h = Harness()
+    known = h.bindings
+
+    def missing(args: ExtenderArgs) -> Verdict:
+        return Verdict(False, "SnapshotMissing", f"no snapshot of {args.node_names[0]}")
+
+    h.bindings = Bindings(h.store, h.api, missing, ttl=30.0)
+    for i in range(200):
+        assert "SnapshotMissing" in h.bind(f"x{i}", "1", node=f"unknown-{i}")
+    assert h.bindings._locks == {}
+    h.bindings = known
+    assert h.bind("a", "2") == ""
+    assert h.bindings._locks == {}
+
+
+def test_binds_to_one_node_still_take_turns() -> None:
+    """Two binds to one node never check at the same time (the second sees the first's
+    assumption): many threads binding 6-CPU pods to a 15-CPU node bind exactly two."""
+    import threading
+
+    h = Harness()
+    barrier = threading.Barrier(6)
+    errors: dict[str, str] = {}
+
+    def one(uid: str) -> None:
+        h.api.add(pod_json(uid, "6"))
+        barrier.wait()
+        errors[uid] = h.bind(uid, "6")
+
+    threads = [threading.Thread(target=one, args=(f"t{i}",)) for i in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(e == "" for e in errors.values()) == [False] * 4 + [True] * 2
+    assert len(h.held()) == 2

@@ -110,24 +110,35 @@ class KubeApi:
         finally:
             response.release_conn()
 
-    def node_pods(self, node: str, *, active_only: bool = True) -> tuple[list[dict[str, Any]], str]:
-        """The pods bound to ``node`` as JSON objects and the list's resourceVersion (served
-        from the API server's watch cache)."""
+    def node_pods(
+        self, node: str, *, active_only: bool = True, consistent: bool = False
+    ) -> tuple[list[dict[str, Any]], str]:
+        """The pods bound to ``node`` as JSON objects and the list's resourceVersion. Served
+        from the API server's watch cache as it is (``resourceVersion=0``: cheap, may lag),
+        or with ``consistent`` as of now (no resourceVersion: a quorum read, which API
+        servers from 1.31 serve from the cache once it has caught up)."""
         selector = f"spec.nodeName={node}" + (f",{ACTIVE_PODS}" if active_only else "")
+        version: dict[str, Any] = {} if consistent else {"resource_version": "0"}
         try:
             response = self._core.list_pod_for_all_namespaces(
                 field_selector=selector,
-                resource_version="0",
                 _preload_content=False,
                 _request_timeout=self.timeout,
+                **version,
             )
             body = self._raw(response)
         except Exception as exc:  # the client raises many types; each is one line here
             msg = f"cannot list the pods of node {node}: {_reason(exc)}"
             raise KubeApiError(msg) from None
-        items = body.get("items") if isinstance(body, dict) else None
-        version = (body.get("metadata") or {}).get("resourceVersion", "") if items else ""
-        return ([i for i in items if isinstance(i, dict)] if items else []), str(version)
+        if not isinstance(body, dict):
+            msg = f"cannot list the pods of node {node}: the answer is not a PodList"
+            raise KubeApiError(msg)
+        items = body.get("items")
+        meta = body.get("metadata")
+        # The list's version, with or without items: the watch resumes exactly there.
+        listed = meta.get("resourceVersion") if isinstance(meta, dict) else None
+        pods = [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
+        return pods, listed if isinstance(listed, str) else ""
 
     def watch_node_pods(
         self, node: str, resource_version: str, *, seconds: int = 300

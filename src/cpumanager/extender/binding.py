@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -49,7 +50,7 @@ class PodSource(Protocol):
     def pod(self, namespace: str, name: str) -> dict[str, Any] | None: ...
 
     def node_pods(
-        self, node: str, *, active_only: bool = True
+        self, node: str, *, active_only: bool = True, consistent: bool = False
     ) -> tuple[list[dict[str, Any]], str]: ...
 
     def bind(self, namespace: str, name: str, uid: str, node: str) -> None: ...
@@ -113,19 +114,34 @@ class Bindings:
         self._check = check
         self._ttl = ttl
         self._guard = threading.Lock()
-        self._locks: dict[str, threading.Lock] = {}
+        # A node's lock and how many binds hold or wait for it; dropped when none does,
+        # so the table holds only nodes being bound to (a bind names any node it likes).
+        self._locks: dict[str, tuple[threading.Lock, int]] = {}
 
-    def _lock(self, node: str) -> threading.Lock:
+    @contextmanager
+    def _node_lock(self, node: str) -> Iterator[None]:
         with self._guard:
-            lock = self._locks.get(node)
+            lock, users = self._locks.get(node, (None, 0))
             if lock is None:
-                lock = self._locks[node] = threading.Lock()
-            return lock
+                lock = threading.Lock()
+            self._locks[node] = (lock, users + 1)
+        try:
+            with lock:
+                yield
+        finally:
+            with self._guard:
+                _, users = self._locks[node]
+                if users == 1:
+                    del self._locks[node]
+                else:
+                    self._locks[node] = (lock, users - 1)
 
     def catch_up(self, node: str) -> int:
         """Assume what the API server has bound to ``node`` and its snapshot does not report;
         forget assumed pods the API server no longer has there. Returns the pods assumed."""
-        documents, _ = self._api.node_pods(node)
+        # A consistent list: one served from a lagging cache could miss a bind the other
+        # replica (or another API server) has just made.
+        documents, _ = self._api.node_pods(node, consistent=True)
         bound: dict[str, tuple[Pod, Mapping[str, Any]]] = {}
         for document in documents:
             try:
@@ -160,7 +176,7 @@ class Bindings:
             pod, spec = pod_and_spec(document)
             if str(pod.uid) != args.uid:
                 return f"pod {args.namespace}/{args.name} is another pod now (uid changed)"
-            with self._lock(args.node):
+            with self._node_lock(args.node):
                 # A pod no manager pins cannot be refused by them: no catch-up, no check.
                 if pinned(pod):
                     self.catch_up(args.node)
