@@ -74,3 +74,26 @@ def test_only_agents_and_schedulers_reach_the_extender() -> None:
     (rule,) = policy["spec"]["ingress"]
     assert all("ipBlock" not in peer for peer in rule["from"])
     assert rule["ports"] == [{"protocol": "TCP", "port": 8443}]
+
+
+def test_no_shipped_network_policy_admits_a_pod_network() -> None:
+    """An ipBlock that covers a pod network admits every pod there (NetworkPolicies add
+    up), /bind included. As shipped, an ipBlock names documentation addresses only
+    (RFC 5737), which the operator replaces with the control-plane nodes' addresses."""
+    import ipaddress
+
+    documentation = [
+        ipaddress.ip_network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24")
+    ]
+    blocks = [
+        peer["ipBlock"]["cidr"]
+        for _, doc in documents()
+        if doc["kind"] == "NetworkPolicy"
+        for rule in doc["spec"].get("ingress", ())
+        for peer in rule.get("from", ())
+        if "ipBlock" in peer
+    ]
+    assert blocks, "the static scheduler's access policy is shipped"
+    for cidr in blocks:
+        network = ipaddress.ip_network(cidr)
+        assert any(network.subnet_of(d) for d in documentation), cidr  # type: ignore[arg-type]
