@@ -114,3 +114,34 @@ def test_daemonset_runs_the_maintaining_mode_with_the_node_name() -> None:
     assert env["name"] == "NODE_NAME"
     assert env["valueFrom"]["fieldRef"]["fieldPath"] == "spec.nodeName"
     assert spec["serviceAccountName"] == "cpumanager-nrt"
+
+
+def test_daemonsets_that_read_the_kubelets_files_run_as_their_owner() -> None:
+    """The kubelet's checkpoints are 0600 root files and its PodResources socket is root's;
+    the image runs as UID 65532 (deploy/Containerfile). A DaemonSet that mounts the
+    kubelet's root dir runs as UID 0, with every capability dropped (root owns the files:
+    none is needed), no privilege escalation and the runtime's seccomp profile; otherwise
+    every checkpoint reads as unreadable."""
+    from tests.deploy.test_manifests import documents
+
+    readers = [
+        doc
+        for _, doc in documents()
+        if doc["kind"] == "DaemonSet"
+        and any(
+            (v.get("hostPath") or {}).get("path") == "/var/lib/kubelet"
+            for v in doc["spec"]["template"]["spec"].get("volumes", ())
+        )
+    ]
+    assert {d["metadata"]["name"] for d in readers} >= {"cpumanager-agent", "cpumanager-nrt"}
+    for ds in readers:
+        spec = ds["spec"]["template"]["spec"]
+        pod = spec.get("securityContext") or {}
+        assert pod.get("seccompProfile", {}).get("type") == "RuntimeDefault", ds["metadata"]
+        for container in spec["containers"]:
+            security = {**pod, **(container.get("securityContext") or {})}
+            assert security.get("runAsUser") == 0, ds["metadata"]["name"]
+            assert security.get("allowPrivilegeEscalation") is False
+            assert security.get("privileged", False) is False
+            assert security["capabilities"]["drop"] == ["ALL"]
+            assert "add" not in security["capabilities"]
