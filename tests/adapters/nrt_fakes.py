@@ -23,6 +23,7 @@ class FakeObjects:
         self.calls: list[tuple[str, str, str | None]] = []  # (verb, name, field manager)
         self.version = 0
         self.fail_next: ApiError | None = None
+        self.timeouts: list[object] = []  # each call's _request_timeout
 
     def _check(self, group: str, version: str, plural: str) -> None:
         assert (group, version, plural) == (
@@ -32,8 +33,11 @@ class FakeObjects:
             error, self.fail_next = self.fail_next, None
             raise error
 
-    def get_cluster_custom_object(self, group: str, version: str, plural: str, name: str) -> Any:
+    def get_cluster_custom_object(
+        self, group: str, version: str, plural: str, name: str, **kwargs: Any
+    ) -> Any:
         self.calls.append(("get", name, None))
+        self.timeouts.append(kwargs.get("_request_timeout"))
         self._check(group, version, plural)
         if name not in self.objects:
             raise ApiError(404, "Not Found")
@@ -51,6 +55,7 @@ class FakeObjects:
         self, group: str, version: str, plural: str, body: Any, **kwargs: Any
     ) -> Any:
         self.calls.append(("create", body["metadata"]["name"], kwargs.get("field_manager")))
+        self.timeouts.append(kwargs.get("_request_timeout"))
         self._check(group, version, plural)
         if body["metadata"]["name"] in self.objects:
             raise ApiError(409, "AlreadyExists")
@@ -60,6 +65,7 @@ class FakeObjects:
         self, group: str, version: str, plural: str, name: str, body: Any, **kwargs: Any
     ) -> Any:
         self.calls.append(("replace", name, kwargs.get("field_manager")))
+        self.timeouts.append(kwargs.get("_request_timeout"))
         self._check(group, version, plural)
         current = self.objects.get(name)
         if current is None:

@@ -133,6 +133,7 @@ class _Core:
 
     def list_pod_for_all_namespaces(self, **kwargs: Any) -> _Answer:
         self.selector = kwargs["field_selector"]
+        self.kwargs = kwargs
         return _Answer(self.data)
 
 
@@ -145,3 +146,39 @@ def test_list_node_pods_writes_a_list(tmp_path: Path) -> None:
     with pytest.raises(HostError, match="not a JSON object"):
         list_node_pods(_Core(b"[1"), "node-a", dest)
     assert json.loads(dest.read_text())["items"]  # the last good list is kept
+
+
+def test_every_call_is_bounded_and_the_pod_list_comes_from_the_cache(tmp_path: Path) -> None:
+    """A hung API server ends a round (the next one retries) instead of stopping the agent;
+    the per-round pod list is served from the watch cache, not read from etcd."""
+    objects = FakeObjects()
+    writer = NRTWriter(objects, timeout=7.0)
+    writer.write(_document("8"))
+    writer.write(_document("7"))
+    assert [c[0] for c in objects.calls] == ["get", "create", "get", "replace"]
+    assert objects.timeouts == [7.0] * 4
+    core = _Core(json.dumps({"kind": "PodList", "items": []}).encode())
+    list_node_pods(core, "node-a", tmp_path / "pods.json", timeout=3.0)
+    assert core.kwargs["_request_timeout"] == 3.0
+    assert core.kwargs["resource_version"] == "0"
+
+
+def test_the_client_follows_no_redirect(tmp_path: Path) -> None:
+    """The bearer token stays with the API server: a 3xx is an error, never followed."""
+    from cpumanager.adapters.nrt_apply import api_clients
+    from tests.adapters.test_kube_api import Recorder, kubeconfig, serve
+
+    api, elsewhere = Recorder(), Recorder()
+    server, url = serve(api)
+    other, other_url = serve(elsewhere)
+    try:
+        target = f"{other_url}/api/v1/pods"
+        api.answers["/api/v1/pods"] = (302, {"Location": target}, b"")
+        _, core = api_clients(kubeconfig(tmp_path, url))
+        with pytest.raises(HostError, match="cannot list the pods of node n1"):
+            list_node_pods(core, "n1", tmp_path / "pods.json")
+        assert elsewhere.requests == []
+    finally:
+        for one in (server, other):
+            one.shutdown()
+            one.server_close()

@@ -27,6 +27,7 @@ __all__ = [
     "KubeApi",
     "KubeApiError",
     "api_client",
+    "client_for",
 ]
 
 ACTIVE_PODS = "status.phase!=Succeeded,status.phase!=Failed"
@@ -39,6 +40,12 @@ class KubeApiError(CpuManagerError):
 
 def api_client(kubeconfig: Path | None = None, *, timeout: float = DEFAULT_TIMEOUT) -> KubeApi:
     """A client for the cluster (module docstring); KubeApiError when none is configured."""
+    return KubeApi(client_for(kubeconfig), timeout)
+
+
+def client_for(kubeconfig: Path | None = None) -> Any:
+    """A ``kubernetes.client.ApiClient`` for the cluster, found as the module docstring says,
+    that follows no redirect; KubeApiError when no cluster is configured."""
     import urllib3
     import yaml
     from kubernetes import client
@@ -65,7 +72,7 @@ def api_client(kubeconfig: Path | None = None, *, timeout: float = DEFAULT_TIMEO
         raise KubeApiError(msg) from None
     # No redirects followed (the token stays with the API server), no silent retries.
     configuration.retries = urllib3.Retry(total=0, redirect=False, raise_on_redirect=True)
-    return KubeApi(client.ApiClient(configuration), timeout)
+    return client.ApiClient(configuration)
 
 
 def _reason(exc: BaseException) -> str:

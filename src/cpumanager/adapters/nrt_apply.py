@@ -49,6 +49,7 @@ PLURAL = "noderesourcetopologies"
 FIELD_MANAGER = "cpumanager-nrt"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "cpumanager"}
 MAX_PODS_BYTES = 64 * 1024 * 1024
+TIMEOUT = 10.0  # seconds for each call to the API server
 _MAX_PCI_DEVICES = 65536
 _CONTENT_KEYS = ("attributes", "zones", "topologyPolicies")
 _PCI_ADDRESS = re.compile(r"^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
@@ -58,7 +59,7 @@ class ObjectsApi(Protocol):
     """The part of ``kubernetes.client.CustomObjectsApi`` the writer uses."""
 
     def get_cluster_custom_object(
-        self, group: str, version: str, plural: str, name: str
+        self, group: str, version: str, plural: str, name: str, **kwargs: Any
     ) -> Any: ...
 
     def create_cluster_custom_object(
@@ -90,9 +91,15 @@ class NRTWriter:
     """Create or update one node's NodeResourceTopology when its content changes."""
 
     def __init__(
-        self, objects: ObjectsApi, *, field_manager: str = FIELD_MANAGER, recheck: int = 30
+        self,
+        objects: ObjectsApi,
+        *,
+        field_manager: str = FIELD_MANAGER,
+        recheck: int = 30,
+        timeout: float = TIMEOUT,
     ) -> None:
         self._objects = objects
+        self._timeout = timeout
         self._field_manager = field_manager
         self._recheck = max(1, recheck)
         self._written: dict[str, Any] | None = None
@@ -125,7 +132,9 @@ class NRTWriter:
 
     def _get(self, name: str) -> dict[str, Any] | None:
         try:
-            found = self._objects.get_cluster_custom_object(GROUP, VERSION, PLURAL, name)
+            found = self._objects.get_cluster_custom_object(
+                GROUP, VERSION, PLURAL, name, _request_timeout=self._timeout
+            )
         except Exception as exc:
             if _status(exc) == 404:
                 return None
@@ -154,11 +163,22 @@ class NRTWriter:
         try:
             if action == "create":
                 self._objects.create_cluster_custom_object(
-                    GROUP, VERSION, PLURAL, body, field_manager=self._field_manager
+                    GROUP,
+                    VERSION,
+                    PLURAL,
+                    body,
+                    field_manager=self._field_manager,
+                    _request_timeout=self._timeout,
                 )
             else:
                 self._objects.replace_cluster_custom_object(
-                    GROUP, VERSION, PLURAL, name, body, field_manager=self._field_manager
+                    GROUP,
+                    VERSION,
+                    PLURAL,
+                    name,
+                    body,
+                    field_manager=self._field_manager,
+                    _request_timeout=self._timeout,
                 )
         except Exception as exc:
             failure = _failure(action, name, exc)
@@ -166,29 +186,31 @@ class NRTWriter:
 
 
 def api_clients(kubeconfig: Path | None) -> tuple[Any, Any]:
-    """``(CustomObjectsApi, CoreV1Api)`` from ``kubeconfig``, else the in-cluster account."""
-    from kubernetes import client, config
+    """``(CustomObjectsApi, CoreV1Api)`` from ``kubeconfig``, else ``$KUBECONFIG``, else
+    the in-cluster account (``kube_api.client_for``: the token file reread as the kubelet
+    rotates it, no redirect followed, so the token never goes to another host)."""
+    from kubernetes import client
+
+    from cpumanager.adapters.kube_api import KubeApiError, client_for
 
     try:
-        if kubeconfig is not None:
-            api = config.new_client_from_config(config_file=str(kubeconfig))  # type: ignore[no-untyped-call]
-        else:
-            configuration = client.Configuration()
-            config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-            api = client.ApiClient(configuration)
-    except Exception as exc:  # the loaders raise their own ConfigException, or OSError
-        where = str(kubeconfig) if kubeconfig is not None else "the in-cluster service account"
-        msg = f"cannot configure the Kubernetes client from {where}: {exc}"
-        raise HostError(" ".join(msg.split())) from None
+        api = client_for(kubeconfig)
+    except KubeApiError as exc:
+        raise HostError(str(exc)) from None
     return client.CustomObjectsApi(api), client.CoreV1Api(api)
 
 
-def list_node_pods(core: Any, node_name: str, dest: Path) -> int:
+def list_node_pods(core: Any, node_name: str, dest: Path, *, timeout: float = TIMEOUT) -> int:
     """Write the API server's pods bound to ``node_name`` (a ``List``) to ``dest``
-    atomically; the number of pods. HostError on failure."""
+    atomically; the number of pods. HostError on failure. The list is served from the API
+    server's watch cache (``resourceVersion=0``), as the plugin's informer sees the pods,
+    so a round costs the API server no read of every pod in etcd."""
     try:
         answer = core.list_pod_for_all_namespaces(
-            field_selector=f"spec.nodeName={node_name}", _preload_content=False
+            field_selector=f"spec.nodeName={node_name}",
+            resource_version="0",
+            _preload_content=False,
+            _request_timeout=timeout,
         )
         body = answer.data
     except Exception as exc:
