@@ -163,3 +163,24 @@ def test_nrt_failures_are_reported_and_retried(ext: Extender, tmp_path: Path) ->
     assert outcome.startswith("pushed; nrt failed: ")
     publisher.on_change = nrt_writer(tmp_path / "nrt.json")
     assert publisher.step() == "heartbeat; nrt written"  # retried on the next round
+
+
+def test_a_redirect_is_an_answer_and_the_token_goes_nowhere() -> None:
+    """urllib follows a 302 after a POST and resends the Authorization header to the host
+    the Location names: the node's token would go there. The sender follows nothing."""
+    from tests.adapters.test_kube_api import Recorder, serve
+
+    extender, elsewhere = Recorder(), Recorder()
+    server, url = serve(extender)
+    other, other_url = serve(elsewhere)
+    try:
+        target = f"{other_url}/v1/nodes/n/snapshot"
+        extender.answers["/v1/nodes/n/snapshot"] = (302, {"Location": target}, b"")
+        sender = HttpSender(url, b"node-token", timeout=5)
+        assert sender.post("/v1/nodes/n/snapshot", b"{}") == 302
+        assert extender.requests[0][2] == "Bearer node-token"
+        assert elsewhere.requests == []
+    finally:
+        for one in (server, other):
+            one.shutdown()
+            one.server_close()

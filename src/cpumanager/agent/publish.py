@@ -224,6 +224,18 @@ def token_reader(path: Path | None) -> Callable[[], bytes | None]:
     return read
 
 
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A 3xx is the answer, never followed: urllib would resend the Authorization header
+    (the node's token) to whatever host the Location names."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def _opener(context: ssl.SSLContext | None) -> urllib.request.OpenerDirector:
+    return urllib.request.build_opener(_NoRedirects(), urllib.request.HTTPSHandler(context=context))
+
+
 @dataclass
 class HttpSender:
     """POSTs to the extender with the bearer token; returns the HTTP status (0: no answer)."""
@@ -255,9 +267,7 @@ class HttpSender:
         if token is not None:
             request.add_header("Authorization", "Bearer " + token.decode("latin-1"))
         try:
-            with urllib.request.urlopen(  # noqa: S310 - http(s) only, checked in __post_init__
-                request, timeout=self.timeout, context=self.context
-            ) as response:
+            with _opener(self.context).open(request, timeout=self.timeout) as response:
                 return int(response.status)
         except urllib.error.HTTPError as err:
             self.last_error = f"HTTP {err.code} {err.reason}"
