@@ -94,15 +94,23 @@ def test_the_checker_catches_unknown_fields_and_bad_types() -> None:
 
 
 def containers() -> list[tuple[str, list[str]]]:
+    """Every container and init container of ours in deploy/: its command and args, as
+    the runtime joins them (the image has no entrypoint)."""
     found = []
     for name, doc in documents():
-        if doc["kind"] in ("DaemonSet", "Deployment"):
+        if doc["kind"] in ("DaemonSet", "Deployment", "StatefulSet", "Job"):
+            spec = doc["spec"]["template"]["spec"]
             found.extend(
-                (name, c["command"])
-                for c in doc["spec"]["template"]["spec"]["containers"]
+                (name, [*c.get("command", ()), *c.get("args", ())])
+                for c in [*spec.get("initContainers", ()), *spec["containers"]]
                 if "/cpumanager:" in c["image"]
             )
     return found
+
+
+def test_every_command_of_ours_in_deploy_is_checked() -> None:
+    names = {name for name, _ in containers()}
+    assert {"agent-daemonset.yaml", "extender.yaml", "nrt-daemonset.yaml"} <= names
 
 
 @pytest.mark.parametrize(("name", "command"), containers())
