@@ -65,6 +65,7 @@ from cpumanager.core.podfingerprint import (
 from cpumanager.core.topology import CPUTopology
 from cpumanager.nodeanswers.fit import Allocatable, node_allocatable
 from cpumanager.nodeanswers.restore import Restored, restore_node
+from cpumanager.nodeanswers.visible import unseen
 from cpumanager.nodeview.snapshot import NodeSnapshot
 
 __all__ = [
@@ -189,7 +190,14 @@ def node_resource_topology(
 
     ``method`` and ``informer``: the fingerprint's method and the plugin's pod informer mode
     (``core/podfingerprint.py``). ``device_numa``: NUMA nodes of devices by id, for devices
-    no PodResources answer or checkpoint entry places."""
+    no PodResources answer or checkpoint entry places.
+
+    SnapshotError when the snapshot could not read what the kubelet has
+    (``nodeanswers/visible.py``): an object from it would offer CPUs the kubelet has given
+    away."""
+    problem = unseen(snapshot)
+    if problem is not None:
+        raise problem
     restored = restore_node(snapshot)
     topology = restored.topology
     kubelet = restored.kubelet
