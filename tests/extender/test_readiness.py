@@ -35,3 +35,22 @@ def test_readyz_over_http() -> None:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def test_removed_nodes_do_not_keep_every_replica_unready() -> None:
+    """The store keeps a removed node's last snapshot: after a scale-down of a fifth of the
+    fleet the replicas are unready only until those nodes are past the horizon, then ready
+    again; a replica that hears no agent stays unready whatever the horizon."""
+    from cpumanager.extender.readiness import GONE_AFTER
+
+    live = {f"n{i}": 1.0 for i in range(80)}
+    removed = {f"gone{i}": 61.0 for i in range(20)}
+    assert readiness({**live, **removed}, 30, CONFIG)[0] is False  # just now: unsure
+    long_gone = {name: GONE_AFTER * 60 + 1 for name in removed}
+    ready, why = readiness({**live, **long_gone}, 3600, CONFIG)
+    assert ready, why
+    assert why == "ready: 80 of 100 nodes fresh"
+    deaf = {name: GONE_AFTER * 60 + 1 for name in [*live, *removed]}
+    assert readiness(deaf, 3600, CONFIG)[0] is False  # hears nobody
+    half_deaf = {**{n: 1.0 for n in list(live)[:10]}, **{n: 120.0 for n in list(live)[10:]}}
+    assert readiness(half_deaf, 3600, CONFIG)[0] is False  # most nodes stale, not gone
