@@ -46,11 +46,11 @@ def test_removed_nodes_do_not_keep_every_replica_unready() -> None:
     live = {f"n{i}": 1.0 for i in range(80)}
     removed = {f"gone{i}": 61.0 for i in range(20)}
     assert readiness({**live, **removed}, 30, CONFIG)[0] is False  # just now: unsure
-    long_gone = {name: GONE_AFTER * 60 + 1 for name in removed}
+    long_gone = dict.fromkeys(removed, GONE_AFTER * 60 + 1)
     ready, why = readiness({**live, **long_gone}, 3600, CONFIG)
     assert ready, why
     assert why == "ready: 80 of 100 nodes fresh"
-    deaf = {name: GONE_AFTER * 60 + 1 for name in [*live, *removed]}
+    deaf = dict.fromkeys([*live, *removed], GONE_AFTER * 60 + 1)
     assert readiness(deaf, 3600, CONFIG)[0] is False  # hears nobody
-    half_deaf = {**{n: 1.0 for n in list(live)[:10]}, **{n: 120.0 for n in list(live)[10:]}}
+    half_deaf = {**dict.fromkeys(list(live)[:10], 1.0), **dict.fromkeys(list(live)[10:], 120.0)}
     assert readiness(half_deaf, 3600, CONFIG)[0] is False  # most nodes stale, not gone
