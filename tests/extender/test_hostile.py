@@ -190,12 +190,12 @@ def test_3_partial_bodies_together_cannot_pile_memory(extender: Extender) -> Non
 
 @pytest.fixture
 def guarded() -> Iterator[tuple[str, int]]:
-    """An extender served with the request-head deadline of 0.5 s."""
+    """An extender served with a request-head deadline of 1 s."""
     config = ExtenderConfig(token=TOKEN)
     app = create_app(config, NodeStore(clock=FakeClock()))
     server = uvicorn.Server(
         uvicorn.Config(
-            app, host="127.0.0.1", port=0, log_level="error", http=header_timeout_protocol(0.5)
+            app, host="127.0.0.1", port=0, log_level="error", http=header_timeout_protocol(1.0)
         )
     )
     thread = threading.Thread(target=server.run, daemon=True)
