@@ -355,3 +355,26 @@ def test_overlapping_calls_keep_the_collector_off_until_the_last_ends() -> None:
     assert not gc.isenabled()
     second.__exit__(None, None, None)
     assert gc.isenabled()
+
+
+@pytest.mark.extender_config(assume="all")
+def test_a_defect_one_node_trips_fails_that_node_only(
+    extender: Extender, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cpumanager.extender import server
+
+    real = server.judge
+
+    def trips(node: Any, pod: Any, *, assumed: Any = ()) -> Any:
+        if len(node.restored.topology.all_cpus) == 64:  # the "bad" node's shape only
+            raise IndexError("list index out of range")
+        return real(node, pod, assumed=assumed)
+
+    monkeypatch.setattr(server, "judge", trips)
+    push(extender, "bad", cores_per_numa=16)  # 2 NUMA x 16 cores x 2 threads: 64 CPUs
+    push(extender, "good")
+    status, body = filter_names(extender, pod_json("p", cpu="1"), ["bad", "good"])
+    assert status == 200, body
+    assert body["NodeNames"] == ["good"]
+    assert body["FailedAndUnresolvableNodes"]["bad"].startswith("InternalError: ")
+    assert "IndexError" in body["FailedAndUnresolvableNodes"]["bad"]
