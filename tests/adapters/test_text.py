@@ -121,7 +121,7 @@ def test_manifest_file_with_deep_nesting(tmp_path: Path) -> None:
     ("value", "expected"),
     [
         ('"\\n\\t\\r0"', "unable to parse reservedSystemCPUs"),
-        ('"0' + "9" * 5_000 + '"', "unable to parse reservedSystemCPUs"),
+        ('"0' + "9" * 5_000 + '"', "unable to parse reservedSystemCPUs"),  # ids past int64
     ],
     ids=["control characters", "5000 digits"],
 )

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import yaml
 
+from cpumanager.core import limits
 from cpumanager.errors import InputError
 
 __all__ = [
@@ -50,7 +51,7 @@ _MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 MAX_MACHINE_BYTES = 32 * 1024 * 1024
 # Real manifests nest about 10 levels; the composer recurses per level.
-MAX_YAML_DEPTH = 100
+MAX_YAML_DEPTH = limits.MAX_YAML_DEPTH
 _READ_CHUNK = 1 << 20
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "MAX_QUANTITY_DIGITS",
     "MAX_READ_BYTES",
     "MAX_SYSFS_FILE_BYTES",
+    "MAX_YAML_DEPTH",
     "check_count",
     "check_depth",
     "check_node_name",
@@ -51,8 +52,8 @@ MAX_NUMA_NODES: Final = 1_024
 MAX_PODS: Final = 10_000
 """Pods of one node (the kubelet's --max-pods defaults to 110 and is rarely past 500)."""
 MAX_CONTAINERS_PER_POD: Final = 1_000
-"""Containers of one pod, init and app together (a pod's 1.5 MiB object limit holds a few
-thousand tiny ones; real pods have a handful)."""
+"""Containers in each of a pod's lists, init and app (a pod's 1.5 MiB object limit holds a
+few thousand tiny ones; real pods have a handful)."""
 MAX_NAME_LENGTH: Final = 253
 """Any Kubernetes object name: a node, a pod, a namespace (DNS-1123 subdomain)."""
 MAX_QUANTITY_DIGITS: Final = 1_000
@@ -61,10 +62,13 @@ MAX_QUANTITY_DIGITS: Final = 1_000
 
 # --- documents --------------------------------------------------------------------------------
 MAX_DEPTH: Final = 64
-"""Nesting of any JSON or YAML document we read (a pod in a pod list in a snapshot is about
-a dozen levels deep)."""
+"""Nesting of any JSON document we read (a pod in a pod list in a snapshot is about a dozen
+levels deep)."""
+MAX_YAML_DEPTH: Final = 100
+"""Nesting of any YAML document (checked on the parser's events, before the composer, which
+recurses per level)."""
 MAX_READ_BYTES: Final = 128 * 1024 * 1024
-"""Any one file read whole (a snapshot file, a fleet's snapshot)."""
+"""One snapshot file read whole (``node whatif``, ``node show``, a fleet's snapshot)."""
 MAX_SYSFS_FILE_BYTES: Final = 1024 * 1024
 """One sysfs or /proc file (a cpulist of 65,536 CPUs in the worst form is under 400 KiB)."""
 

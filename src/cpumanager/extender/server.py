@@ -135,8 +135,22 @@ def _bad(message: str, status: int = 400) -> PlainTextResponse:
 
 
 def _check(node: PreparedNode, pod: Pod, assumed: tuple[Pod, ...]) -> Verdict:
-    """One exact check, as a fan-out job runs it (here or in a worker)."""
-    return judge(node, pod, assumed=assumed)
+    """One exact check, as a fan-out job runs it (here or in a worker). A defect of ours
+    that one node's state trips fails that node only (``InternalError``), so the call
+    still answers for every other node."""
+    try:
+        return judge(node, pod, assumed=assumed)
+    except RecursionError:
+        detail = "nested too deeply"
+    except Exception as exc:  # a defect: contained to this node, and reported
+        detail = f"{type(exc).__name__}: {str(exc)[:200]}"
+    return Verdict(
+        False,
+        "InternalError",
+        f"cpumanager could not check this node ({detail})",
+        ("please report it with the node's snapshot",),
+        unresolvable=True,
+    )
 
 
 def create_app(
@@ -254,7 +268,10 @@ def create_app(
             local.append((name, state))
             if state in shared or state in pending:
                 continue
-            refused = rule_out(prepared.summary, facts, runs_here=runs_here)
+            try:
+                refused = rule_out(prepared.summary, facts, runs_here=runs_here)
+            except Exception:  # a defect here: the exact check decides, and contains its own
+                refused = None
             if refused is not None:
                 verdict = refusals.get(refused)
                 if verdict is None:

@@ -70,7 +70,7 @@ __all__ = [
 
 SCHEMA = "cpumanager.io/node-snapshot"
 SCHEMA_VERSION = 1
-MAX_SNAPSHOT_BYTES = 128 * 1024 * 1024
+MAX_SNAPSHOT_BYTES = limits.MAX_READ_BYTES
 CHECKPOINT_KINDS = ("cpu_manager_state", "memory_manager_state", "kubelet_internal_checkpoint")
 SOURCE_STATUSES = ("ok", "missing", "unreadable", "invalid", "partial", "not-given")
 
