@@ -97,3 +97,45 @@ def test_no_shipped_network_policy_admits_a_pod_network() -> None:
     for cidr in blocks:
         network = ipaddress.ip_network(cidr)
         assert any(network.subnet_of(d) for d in documentation), cidr  # type: ignore[arg-type]
+
+
+def test_pods_meet_their_namespaces_pod_security_level() -> None:
+    """The API server refuses a pod its namespace's enforced PodSecurity level forbids (the
+    Deployment or DaemonSet then creates none). The restricted level's rules, as the
+    pod-security admission checks them for these manifests: no host namespaces, ports or
+    paths; runAsNonRoot and no UID 0; no privilege escalation; every capability dropped
+    (NET_BIND_SERVICE alone may be added); seccomp RuntimeDefault or Localhost."""
+    levels = {
+        d["metadata"]["name"]: d["metadata"]["labels"]["pod-security.kubernetes.io/enforce"]
+        for _, d in documents()
+        if d["kind"] == "Namespace"
+    }
+    checked = 0
+    for name, doc in documents():
+        if doc["kind"] not in ("Deployment", "DaemonSet"):
+            continue
+        namespace = doc["metadata"]["namespace"]
+        assert namespace in levels, f"{name}: namespace {namespace} is not shipped"
+        if levels[namespace] != "restricted":
+            continue
+        spec = doc["spec"]["template"]["spec"]
+        pod = spec.get("securityContext") or {}
+        where = f"{name} {doc['metadata']['name']}"
+        assert not any(spec.get(k) for k in ("hostNetwork", "hostPID", "hostIPC")), where
+        assert all("hostPath" not in v for v in spec.get("volumes", ())), where
+        for container in [*spec.get("initContainers", ()), *spec["containers"]]:
+            security = {**pod, **(container.get("securityContext") or {})}
+            assert security.get("runAsNonRoot") is True, where
+            assert security.get("runAsUser", 1) != 0, where
+            assert security.get("allowPrivilegeEscalation") is False, where
+            assert security.get("privileged", False) is False, where
+            assert "ALL" in security["capabilities"]["drop"], where
+            assert set(security["capabilities"].get("add", ())) <= {"NET_BIND_SERVICE"}, where
+            seccomp = (container.get("securityContext") or {}).get("seccompProfile") or pod.get(
+                "seccompProfile"
+            )
+            assert seccomp, where
+            assert seccomp["type"] in ("RuntimeDefault", "Localhost"), where
+            assert all("hostPort" not in p for p in container.get("ports", ())), where
+            checked += 1
+    assert checked >= 2  # the extender and the second scheduler
