@@ -139,3 +139,22 @@ def test_pods_meet_their_namespaces_pod_security_level() -> None:
             assert all("hostPort" not in p for p in container.get("ports", ())), where
             checked += 1
     assert checked >= 2  # the extender and the second scheduler
+
+
+def test_daemonsets_mount_only_what_every_node_has_and_name_the_node_from_the_api() -> None:
+    """A hostPath whose type check fails keeps the pod from starting on that node: the
+    agents mount only directories every kubelet node has (/etc/hostname is missing where
+    the hostname is transient), and take the Node's name from the Downward API."""
+    every_node = {"/sys", "/var/lib/kubelet", "/var/lib/kubelet/pod-resources"}
+    for _, ds in documents():
+        if ds["kind"] != "DaemonSet":
+            continue
+        spec = ds["spec"]["template"]["spec"]
+        for volume in spec.get("volumes", ()):
+            host = volume.get("hostPath")
+            if host is not None:
+                assert host["path"] in every_node, (ds["metadata"]["name"], host)
+                assert host.get("type") == "Directory", (ds["metadata"]["name"], host)
+        for container in spec["containers"]:
+            env = {e["name"]: e for e in container.get("env", ())}
+            assert env["NODE_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "spec.nodeName"
