@@ -97,3 +97,64 @@ def test_no_shipped_network_policy_admits_a_pod_network() -> None:
     for cidr in blocks:
         network = ipaddress.ip_network(cidr)
         assert any(network.subnet_of(d) for d in documentation), cidr  # type: ignore[arg-type]
+
+
+def test_pods_meet_their_namespaces_pod_security_level() -> None:
+    """The API server refuses a pod its namespace's enforced PodSecurity level forbids (the
+    Deployment or DaemonSet then creates none). The restricted level's rules, as the
+    pod-security admission checks them for these manifests: no host namespaces, ports or
+    paths; runAsNonRoot and no UID 0; no privilege escalation; every capability dropped
+    (NET_BIND_SERVICE alone may be added); seccomp RuntimeDefault or Localhost."""
+    levels = {
+        d["metadata"]["name"]: d["metadata"]["labels"]["pod-security.kubernetes.io/enforce"]
+        for _, d in documents()
+        if d["kind"] == "Namespace"
+    }
+    checked = 0
+    for name, doc in documents():
+        if doc["kind"] not in ("Deployment", "DaemonSet"):
+            continue
+        namespace = doc["metadata"]["namespace"]
+        assert namespace in levels, f"{name}: namespace {namespace} is not shipped"
+        if levels[namespace] != "restricted":
+            continue
+        spec = doc["spec"]["template"]["spec"]
+        pod = spec.get("securityContext") or {}
+        where = f"{name} {doc['metadata']['name']}"
+        assert not any(spec.get(k) for k in ("hostNetwork", "hostPID", "hostIPC")), where
+        assert all("hostPath" not in v for v in spec.get("volumes", ())), where
+        for container in [*spec.get("initContainers", ()), *spec["containers"]]:
+            security = {**pod, **(container.get("securityContext") or {})}
+            assert security.get("runAsNonRoot") is True, where
+            assert security.get("runAsUser", 1) != 0, where
+            assert security.get("allowPrivilegeEscalation") is False, where
+            assert security.get("privileged", False) is False, where
+            assert "ALL" in security["capabilities"]["drop"], where
+            assert set(security["capabilities"].get("add", ())) <= {"NET_BIND_SERVICE"}, where
+            seccomp = (container.get("securityContext") or {}).get("seccompProfile") or pod.get(
+                "seccompProfile"
+            )
+            assert seccomp, where
+            assert seccomp["type"] in ("RuntimeDefault", "Localhost"), where
+            assert all("hostPort" not in p for p in container.get("ports", ())), where
+            checked += 1
+    assert checked >= 2  # the extender and the second scheduler
+
+
+def test_daemonsets_mount_only_what_every_node_has_and_name_the_node_from_the_api() -> None:
+    """A hostPath whose type check fails keeps the pod from starting on that node: the
+    agents mount only directories every kubelet node has (/etc/hostname is missing where
+    the hostname is transient), and take the Node's name from the Downward API."""
+    every_node = {"/sys", "/var/lib/kubelet", "/var/lib/kubelet/pod-resources"}
+    for _, ds in documents():
+        if ds["kind"] != "DaemonSet":
+            continue
+        spec = ds["spec"]["template"]["spec"]
+        for volume in spec.get("volumes", ()):
+            host = volume.get("hostPath")
+            if host is not None:
+                assert host["path"] in every_node, (ds["metadata"]["name"], host)
+                assert host.get("type") == "Directory", (ds["metadata"]["name"], host)
+        for container in spec["containers"]:
+            env = {e["name"]: e for e in container.get("env", ())}
+            assert env["NODE_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "spec.nodeName"

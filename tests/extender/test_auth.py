@@ -151,6 +151,10 @@ def test_shared_token_and_bearer_parsing() -> None:
     with pytest.raises(UnauthorisedError, match="no --token-file"):
         SharedToken(None).may_push("Bearer t", "n")
     assert bearer("bearer abc ") == "abc"
+    for empty in (b"", b"  "):  # no secret: nothing matches it, not even an empty credential
+        for header in ("Bearer ", "Bearer", "bearer  ", ""):
+            with pytest.raises(UnauthorisedError):
+                SharedToken(empty).may_push(header, "n")
 
 
 def test_over_http_another_nodes_token_is_403_and_its_own_is_accepted() -> None:

@@ -6,6 +6,7 @@ a fresh replica learns earlier binds from the API server."""
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -147,6 +148,17 @@ def test_bind_args_are_checked() -> None:
         parse_bind_args(b"{")
     args = parse_bind_args(b'{"podname": "p", "podnamespace": "d", "poduid": "u", "node": "n"}')
     assert (args.name, args.namespace, args.uid, args.node) == ("p", "d", "u", "n")
+    # Names as the API server has them: a node name is put in a field selector.
+    for key, value in [
+        ("Node", "n,metadata.namespace=kube-system"),
+        ("Node", "N1"),
+        ("PodName", "p/../x"),
+        ("PodNamespace", "a.b"),
+        ("PodNamespace", "x" * 64),
+    ]:
+        body = {"PodName": "p", "PodNamespace": "d", "PodUID": "u", "Node": "n"} | {key: value}
+        with pytest.raises(InputError, match=key):
+            parse_bind_args(json.dumps(body).encode())
 
 
 SIZES = st.sampled_from(["1", "2", "3", "4", "6", "500m"])

@@ -79,7 +79,8 @@ class SharedToken:
     """One secret for every node (not per-node: see the module docstring)."""
 
     def __init__(self, token: bytes | None) -> None:
-        self._token = token
+        # An empty secret would match an empty credential ("Bearer "): it is no secret.
+        self._token = token.strip() or None if token is not None else None
 
     def may_push(self, authorization: str, node: str) -> None:
         if self._token is None:

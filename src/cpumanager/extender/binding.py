@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from cpumanager.core.limits import is_node_name
 from cpumanager.core.workload import Pod
 from cpumanager.errors import CpuManagerError, InputError
 from cpumanager.extender.judge import Verdict
@@ -87,6 +88,18 @@ def parse_bind_args(raw: bytes) -> BindArgs:
             msg = f"bad ExtenderBindingArgs: {key} must be a non-empty string"
             raise InputError(msg)
         values.append(value)
+    name, namespace, _, node = values
+    # Object names as the API server has them (DNS-1123): a node name goes into a field
+    # selector, where a ',' or '=' would change what is listed.
+    if not is_node_name(name):
+        msg = "bad ExtenderBindingArgs: PodName is not a Kubernetes object name"
+        raise InputError(msg)
+    if not is_node_name(namespace) or "." in namespace or len(namespace) > 63:
+        msg = "bad ExtenderBindingArgs: PodNamespace is not a Kubernetes namespace name"
+        raise InputError(msg)
+    if not is_node_name(node):
+        msg = "bad ExtenderBindingArgs: Node is not a Kubernetes node name"
+        raise InputError(msg)
     return BindArgs(*values)
 
 
