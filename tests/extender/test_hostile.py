@@ -370,7 +370,13 @@ def test_a_defect_one_node_trips_fails_that_node_only(
             raise IndexError("list index out of range")
         return real(node, pod, assumed=assumed)
 
+    def table_trips(node: Any, facts: Any) -> Any:
+        if len(node.restored.topology.all_cpus) == 64:
+            raise KeyError("a defect in the push-time table")
+        return None  # every other node goes to the exact check
+
     monkeypatch.setattr(server, "judge", trips)
+    monkeypatch.setattr(server, "known_verdict", table_trips)
     push(extender, "bad", cores_per_numa=16)  # 2 NUMA x 16 cores x 2 threads: 64 CPUs
     push(extender, "good")
     status, body = filter_names(extender, pod_json("p", cpu="1"), ["bad", "good"])
