@@ -17,7 +17,7 @@ import click
 if TYPE_CHECKING:
     from cpumanager.nodeview.snapshot import NodeSnapshot
 
-__all__ = ["degraded_banner", "live_options", "load_node", "printable"]
+__all__ = ["degraded_banner", "live_options", "load_node", "node_source_options", "printable"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -27,6 +27,60 @@ def printable(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def node_source_options(func: F) -> F:
+    """Where a collection reads the node (``node snapshot`` and ``node publish`` alike):
+    ``--root``, ``--kubelet-root``, ``--pods``, ``--kubelet-config``, ``--config-dir``,
+    ``--socket``."""
+    decorators = [
+        click.option(
+            "--root",
+            type=click.Path(path_type=Path, file_okay=False),
+            default=Path("/"),
+            show_default=True,
+            help="Where sys/devices/system/{cpu,node} is read, as topology --sysfs.",
+        ),
+        click.option(
+            "--kubelet-root",
+            type=click.Path(path_type=Path, file_okay=False),
+            default=Path("/var/lib/kubelet"),
+            show_default=True,
+            help="The kubelet's --root-dir: checkpoints, config.yaml, the PodResources socket.",
+        ),
+        click.option(
+            "--pods",
+            type=click.Path(path_type=Path, dir_okay=False),
+            default=None,
+            metavar="FILE",
+            help="The node's pods ('kubectl get pods -A --field-selector spec.nodeName=NODE "
+            "-o json' or the kubelet's /pods JSON); re-read each round when publishing.",
+        ),
+        click.option(
+            "--kubelet-config",
+            type=click.Path(path_type=Path, dir_okay=False),
+            default=None,
+            metavar="FILE",
+            help="The kubelet's --config file (default: <kubelet-root>/config.yaml when present).",
+        ),
+        click.option(
+            "--config-dir",
+            type=click.Path(path_type=Path, file_okay=False),
+            default=None,
+            metavar="DIR",
+            help="The kubelet's --config-dir drop-in directory (*.conf, merged in name order).",
+        ),
+        click.option(
+            "--socket",
+            type=click.Path(path_type=Path, dir_okay=False),
+            default=None,
+            metavar="PATH",
+            help="The PodResources socket (default: <kubelet-root>/pod-resources/kubelet.sock).",
+        ),
+    ]
+    for decorate in reversed(decorators):
+        func = decorate(func)
+    return func
 
 
 def live_options(func: F) -> F:

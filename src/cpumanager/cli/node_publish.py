@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import click
 
 from cpumanager.cli.logs import configure, log, log_format_option
+from cpumanager.cli.node_common import node_source_options
 
 if TYPE_CHECKING:
     from cpumanager.nodeview.snapshot import NodeSnapshot
@@ -84,28 +85,7 @@ def parse_period(text: str) -> float:
     help="Seconds between checks of the node's files for changes.",
 )
 @click.option("--once", is_flag=True, help="One round (snapshot and send), then exit.")
-@click.option(
-    "--root",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=Path("/"),
-    show_default=True,
-    help="Where sys/devices/system is read (as 'node snapshot --root').",
-)
-@click.option(
-    "--kubelet-root",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=Path("/var/lib/kubelet"),
-    show_default=True,
-    help="The kubelet's --root-dir: checkpoints, config.yaml, the PodResources socket.",
-)
-@click.option(
-    "--pods",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    metavar="FILE",
-    help="The node's pods, re-read each round ('kubectl get pods -A --field-selector "
-    "spec.nodeName=NODE -o json').",
-)
+@node_source_options
 @click.option(
     "--pods-from-apiserver",
     is_flag=True,
@@ -124,29 +104,8 @@ def parse_period(text: str) -> float:
     help="Push to every address --to's host name resolves to (each extender replica "
     "behind a headless Service), checking each certificate against that name.",
 )
-@click.option(
-    "--kubelet-config",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    metavar="FILE",
-    help="The kubelet's --config file (default: <kubelet-root>/config.yaml when present).",
-)
-@click.option(
-    "--config-dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=None,
-    metavar="DIR",
-    help="The kubelet's --config-dir drop-in directory.",
-)
 @click.option("--flags", default="", metavar="TEXT", help="Kubelet flags (win last).")
 @click.option("--node-name", envvar="NODE_NAME", default=None, help="Default: $NODE_NAME.")
-@click.option(
-    "--socket",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    metavar="PATH",
-    help="The PodResources socket (default: <kubelet-root>/pod-resources/kubelet.sock).",
-)
 @click.option(
     "--timeout",
     type=click.FloatRange(min=0.01, max=300),

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from cpumanager.cli.node_common import node_source_options
 from cpumanager.cli.options import FormatChoice
 
 if TYPE_CHECKING:
@@ -30,48 +31,13 @@ def _printable(text: str) -> str:
 
 
 @click.command()
-@click.option(
-    "--root",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=Path("/"),
-    show_default=True,
-    help="Where sys/devices/system/{cpu,node} (and etc/hostname) are read, as topology --sysfs.",
-)
-@click.option(
-    "--kubelet-root",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=Path("/var/lib/kubelet"),
-    show_default=True,
-    help="The kubelet's --root-dir: checkpoints, config.yaml, pod-resources/kubelet.sock.",
-)
-@click.option(
-    "--pods",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    metavar="FILE",
-    help="The node's pods: 'kubectl get pods -A --field-selector spec.nodeName=NODE -o json' "
-    "or the kubelet's /pods JSON.",
-)
-@click.option(
-    "--kubelet-config",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    metavar="FILE",
-    help="The kubelet's --config file (default: <kubelet-root>/config.yaml when present).",
-)
+@node_source_options
 @click.option(
     "--configz",
     type=click.Path(path_type=Path, dir_okay=False),
     default=None,
     metavar="FILE",
     help="A running kubelet's /configz answer (wins over --kubelet-config).",
-)
-@click.option(
-    "--config-dir",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=None,
-    metavar="DIR",
-    help="The kubelet's --config-dir drop-in directory (*.conf, merged in name order).",
 )
 @click.option(
     "--kubelet-cmdline",
@@ -87,13 +53,6 @@ def _printable(text: str) -> str:
     help='Kubelet flags, e.g. "--cpu-manager-policy=static --reserved-cpus=0" (win last).',
 )
 @click.option("--node-name", default=None, help="The node's name (default: from the pods).")
-@click.option(
-    "--socket",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    metavar="PATH",
-    help="The PodResources socket (default: <kubelet-root>/pod-resources/kubelet.sock).",
-)
 @click.option(
     "--kubelet-version",
     "kubelet_version",
