@@ -21,6 +21,7 @@ from cpumanager.core.cpuset import CPUSet
 from cpumanager.errors import CpuManagerError
 from cpumanager.formats.kubelet_config import KubeletConfig
 from cpumanager.nodeanswers.restore import CPU_FILE
+from cpumanager.nodeanswers.show import managers
 from cpumanager.nodeview.snapshot import NodeSnapshot
 
 __all__ = [
@@ -165,11 +166,7 @@ def degraded_picture(snapshot: NodeSnapshot, refusal: str) -> dict[str, Any]:
     ]
     return {
         "node": snapshot.node_name,
-        "cpuManagerPolicy": kubelet.cpu_manager_policy,
-        "cpuManagerPolicyOptions": dict(kubelet.cpu_manager_policy_options),
-        "topologyManagerPolicy": kubelet.topology_manager_policy,
-        "topologyManagerScope": kubelet.topology_manager_scope,
-        "memoryManagerPolicy": kubelet.memory_manager_policy,
+        **managers(kubelet),
         "reserved": str(reserved),
         "shared": str(shared),
         "sharedPoolPods": sorted(shared_pods),

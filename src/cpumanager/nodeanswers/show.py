@@ -25,11 +25,23 @@ from cpumanager.core.allocation.options import StaticPolicyOptions
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.ids import ContainerName, PodUID
 from cpumanager.core.workload import Container, Pod
+from cpumanager.formats.kubelet_config import KubeletConfig
 from cpumanager.nodeanswers.fit import Allocatable, node_allocatable, resource_fit
 from cpumanager.nodeanswers.restore import Restored, restore_node
 from cpumanager.nodeview.snapshot import NodeSnapshot
 
-__all__ = ["largest_pods", "node_picture"]
+__all__ = ["largest_pods", "managers", "node_picture"]
+
+
+def managers(kubelet: KubeletConfig) -> dict[str, Any]:
+    """The resource managers' policies as the node picture names them (whole or degraded)."""
+    return {
+        "cpuManagerPolicy": kubelet.cpu_manager_policy,
+        "cpuManagerPolicyOptions": dict(kubelet.cpu_manager_policy_options),
+        "topologyManagerPolicy": kubelet.topology_manager_policy,
+        "topologyManagerScope": kubelet.topology_manager_scope,
+        "memoryManagerPolicy": kubelet.memory_manager_policy,
+    }
 
 _TRIAL_UID = PodUID("cpumanager-show-trial")
 _TRIAL_MEMORY = Fraction(2**20)
@@ -139,11 +151,7 @@ def node_picture(snapshot: NodeSnapshot) -> dict[str, Any]:
     ]
     return {
         "node": snapshot.node_name,
-        "cpuManagerPolicy": kubelet.cpu_manager_policy,
-        "cpuManagerPolicyOptions": dict(kubelet.cpu_manager_policy_options),
-        "topologyManagerPolicy": kubelet.topology_manager_policy,
-        "topologyManagerScope": kubelet.topology_manager_scope,
-        "memoryManagerPolicy": kubelet.memory_manager_policy,
+        **managers(kubelet),
         "reserved": str(reserved),
         "shared": str(shared),
         "sharedPoolPods": sorted(shared_pods),
