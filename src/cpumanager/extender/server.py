@@ -83,6 +83,8 @@ class ExtenderConfig:
     max_nodes: int = limits.MAX_EXTENDER_NODES  # nodes held; docs/limits.md for eviction
     body_timeout: float = 10.0  # seconds to receive a whole request body
     answer_timeout: float = 4.0  # seconds a filter or prioritize may take (the scheduler's is 5)
+    bind_timeout: float = 4.5  # seconds a bind may wait for its lane and run (up to 3 API calls)
+    bind_lane: int = 4  # binds at once (one per node: a lock per node); never filter's threads
     push_timeout: float = 60.0  # seconds a push may wait and restore before a 503
     max_buffered: int = limits.MAX_BUFFERED_BODY_BYTES  # bodies held at once, all requests
 
@@ -110,8 +112,10 @@ def create_app(
     bodies = Bodies(config.max_buffered, config.body_timeout)
     # Lanes: filters and prioritizes serialise on the store's lock anyway; restores run
     # one at a time so a burst of pushes cannot starve the verbs of the interpreter;
-    # small work (heartbeats, the metrics page) never waits behind either.
-    offload = Offload(verb=2, push=1, small=4)
+    # binds wait on the API server (up to three calls each) in their own lane, so slow
+    # binds never hold filter or prioritize past the scheduler's timeout; small work
+    # (heartbeats, the metrics page) never waits behind any of them.
+    offload = Offload(verb=2, bind=config.bind_lane, push=1, small=4)
     started = nodes.clock()
     authenticator = config.authenticator or SharedToken(config.token)
     binds = PromCounter(
@@ -308,7 +312,7 @@ def create_app(
         if bindings is None:
             error = "this extender has no API server access to bind with"
         else:
-            error = await offload.run("verb", config.answer_timeout, partial(bindings.bind, args))
+            error = await offload.run("bind", config.bind_timeout, partial(bindings.bind, args))
         binds.labels("bound" if not error else "refused").inc()
         metrics.assumed.set(nodes.assumed_count())
         return JSONResponse({"Error": error})
@@ -332,4 +336,3 @@ def create_app(
             spread.close()  # the workers hold copies of the nodes
 
     return Starlette(routes=routes, lifespan=lifespan)
-
