@@ -50,6 +50,7 @@ from starlette.responses import JSONResponse
 from tests.extender.conftest import TOKEN, start_extender
 from tests.extender.nodes import busy_snapshot, make_snapshot, pod_json, snapshot_document
 
+from cpumanager.extender import decide as decide_module
 from cpumanager.extender import server as server_module
 from cpumanager.extender.prepared import PreparedNode
 from cpumanager.extender.server import ExtenderConfig
@@ -105,7 +106,7 @@ def instrument() -> None:
     """Count time in exact checks and in request parsing / answer rendering, and full
     garbage collections (bench only)."""
     gc.callbacks.append(_gc_watch)
-    server_module.judge = timed("exact", server_module.judge)  # type: ignore[attr-defined]
+    decide_module.judge = timed("exact", decide_module.judge)  # type: ignore[attr-defined]
     server_module.parse_args = timed("json", server_module.parse_args)  # type: ignore[attr-defined]
     server_module.JSONResponse = TimedJSON  # type: ignore[attr-defined,misc]
 

@@ -32,6 +32,21 @@ def test_bad_options_are_refused(argv: list[str], code: int, says: str) -> None:
     assert says in result.stderr
 
 
+@pytest.mark.parametrize("option", ["--assume-ttl", "--stale-after", "--ready-after"])
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e9", "0.5", "soon"])
+def test_seconds_must_be_finite_and_bounded(option: str, value: str) -> None:
+    if option == "--ready-after" and value == "0.5":
+        value = "-1"  # half a second is a fine wait before ready
+    # an unusable --listen: an accepted value ends at the listen check, never serving
+    result = run_main(["extender", "--listen", "nowhere", "--no-api", option, value])
+    assert result.exit_code == 2
+    assert option in result.stderr
+    assert "Traceback" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error")]
+    assert len(errors) == 1
+    assert option in errors[0]
+
+
 def test_help_names_the_workers_option() -> None:
     result = run_main(["extender", "--help"])
     assert result.exit_code == 0

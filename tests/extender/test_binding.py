@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,7 +22,7 @@ from cpumanager.extender.server import ExtenderConfig
 from cpumanager.extender.store import NodeStore, snapshot_digest
 from cpumanager.nodeview.pods import node_pods_from_reduced
 from cpumanager.nodeview.snapshot import snapshot_to_dict
-from tests.extender.conftest import FakeClock
+from tests.extender.conftest import TOKEN, FakeClock, start_extender
 from tests.extender.fake_api import FakeApi
 from tests.extender.nodes import make_snapshot, pod_json, running_pod
 
@@ -270,3 +272,66 @@ def test_binds_to_one_node_still_take_turns() -> None:
         thread.join()
     assert sorted(e == "" for e in errors.values()) == [False] * 4 + [True] * 2
     assert len(h.held()) == 2
+
+
+class StalledApi(FakeApi):
+    """An API server whose pod reads stall until ``release`` is set; ``entered`` counts
+    the binds waiting on it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+        self.entered = threading.Semaphore(0)
+
+    def pod(self, namespace: str, name: str) -> dict[str, Any] | None:
+        self.entered.release()
+        self.release.wait(timeout=60)
+        return super().pod(namespace, name)
+
+
+def test_stalled_binds_do_not_hold_filter_or_prioritize() -> None:
+    """Binds wait on the API server in their own lane: with two binds stalled inside it
+    (as many as filter and prioritize have threads), both verbs still answer, before any
+    bind has."""
+    api = StalledApi()
+    running, server, thread = start_extender(ExtenderConfig(token=TOKEN), api=api)
+    answers: list[tuple[int, Any]] = []
+    try:
+        put(running.store)
+        pod = pod_json("g", "2")
+        api.add(pod)
+        binds = [
+            threading.Thread(
+                target=lambda node=node: answers.append(
+                    running.call(
+                        "POST",
+                        "/bind",
+                        {
+                            "PodName": "pod-g",
+                            "PodNamespace": "default",
+                            "PodUID": "g",
+                            "Node": node,
+                        },
+                    )
+                )
+            )
+            for node in ("n", "m")
+        ]
+        for bind in binds:
+            bind.start()
+        for _ in binds:  # both binds are inside the API server now
+            assert api.entered.acquire(timeout=30)
+        status, body = running.call("POST", "/filter", {"Pod": pod, "NodeNames": ["n"]})
+        assert status == 200, body
+        assert body["NodeNames"] == ["n"]
+        status, scores = running.call("POST", "/prioritize", {"Pod": pod, "NodeNames": ["n"]})
+        assert status == 200, scores
+        assert answers == []  # the verbs answered while every bind still waited
+        api.release.set()
+        for bind in binds:
+            bind.join(timeout=30)
+        assert sorted(status for status, _ in answers) == [200, 200]
+    finally:
+        api.release.set()
+        server.should_exit = True
+        thread.join(timeout=10)

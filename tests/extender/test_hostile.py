@@ -361,9 +361,9 @@ def test_overlapping_calls_keep_the_collector_off_until_the_last_ends() -> None:
 def test_a_defect_one_node_trips_fails_that_node_only(
     extender: Extender, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from cpumanager.extender import server
+    from cpumanager.extender import decide
 
-    real = server.judge
+    real = decide.judge
 
     def trips(node: Any, pod: Any, *, assumed: Any = ()) -> Any:
         if len(node.restored.topology.all_cpus) == 64:  # the "bad" node's shape only
@@ -375,8 +375,8 @@ def test_a_defect_one_node_trips_fails_that_node_only(
             raise KeyError("a defect in the push-time table")
         return None  # every other node goes to the exact check
 
-    monkeypatch.setattr(server, "judge", trips)
-    monkeypatch.setattr(server, "known_verdict", table_trips)
+    monkeypatch.setattr(decide, "judge", trips)
+    monkeypatch.setattr(decide, "known_verdict", table_trips)
     push(extender, "bad", cores_per_numa=16)  # 2 NUMA x 16 cores x 2 threads: 64 CPUs
     push(extender, "good")
     status, body = filter_names(extender, pod_json("p", cpu="1"), ["bad", "good"])

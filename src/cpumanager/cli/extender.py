@@ -7,6 +7,7 @@ certificates (mTLS). See docs/extender.md for the scheduler's configuration.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
@@ -26,6 +27,30 @@ App = Callable[[Scope, Receive, Send], Awaitable[None]]
 __all__ = ["access_logged", "check_tls", "extender", "parse_listen", "read_token"]
 
 MAX_TOKEN_BYTES = 4096
+MAX_STALE_AFTER = 3600.0  # an hour: an agent pushes every ten seconds
+MAX_ASSUME_TTL = 3600.0  # an hour: a bound pod starts, and is reported, within minutes
+MAX_READY_AFTER = 3600.0
+
+
+class Seconds(click.ParamType[float]):
+    """A finite number of seconds in [low, high]: ``nan`` and ``inf`` are refused (a
+    ``nan`` time to live never expires; click.FloatRange lets it through)."""
+
+    name = "seconds"
+
+    def __init__(self, low: float, high: float) -> None:
+        self.low, self.high = low, high
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        try:
+            seconds = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        if not math.isfinite(seconds) or not self.low <= seconds <= self.high:
+            self.fail(f"{value!r} is not a number from {self.low:g} to {self.high:g}", param, ctx)
+        return seconds
 
 
 def access_logged(app: App) -> App:
@@ -117,7 +142,7 @@ def read_token(path: Path) -> bytes:
 )
 @click.option(
     "--stale-after",
-    type=click.FloatRange(min=1),
+    type=Seconds(1, MAX_STALE_AFTER),
     default=60.0,
     show_default=True,
     help="Seconds after which a node's snapshot is stale.",
@@ -169,14 +194,14 @@ def read_token(path: Path) -> bytes:
 )
 @click.option(
     "--ready-after",
-    type=click.FloatRange(min=0),
+    type=Seconds(0, MAX_READY_AFTER),
     default=20.0,
     show_default=True,
     help="Seconds up before /readyz may answer ready (two agent push intervals).",
 )
 @click.option(
     "--assume-ttl",
-    type=click.FloatRange(min=1),
+    type=Seconds(1, MAX_ASSUME_TTL),
     default=30.0,
     show_default=True,
     help="Seconds an approved pod is held before its node's agent reports it.",

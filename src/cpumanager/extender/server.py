@@ -13,19 +13,17 @@ restoring, judging, even taking the store's lock. Each kind of work has its own 
 thread limiter) and a deadline; past the deadline the caller gets a 503 and the work, which a
 thread cannot be stopped in, finishes unseen. So a push being restored never delays
 ``/healthz``, heartbeats or another node's ``/filter``. Filter and prioritize change no
-state (``assume="bind"``); bind checks and assumes under a lock per node.
-Every cap is in ``core/limits.py`` (docs/limits.md).
+state (``assume="bind"``); bind checks and assumes under a lock per node. The verdicts
+themselves come from ``decide.py``. Every cap is in ``core/limits.py`` (docs/limits.md).
 """
 
 from __future__ import annotations
 
-import gc
 import json
-import threading
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
 
@@ -38,15 +36,14 @@ from starlette.routing import Route
 
 from cpumanager.core import limits
 from cpumanager.core.gocompat import one_line
-from cpumanager.core.workload import Pod
-from cpumanager.errors import CpuManagerError, InputError
+from cpumanager.errors import InputError
 from cpumanager.extender.auth import Authenticator, SharedToken, refused_push
 from cpumanager.extender.binding import Bindings, PodSource, parse_bind_args
-from cpumanager.extender.fanout import Fanout, FanoutSettings, Job
+from cpumanager.extender.decide import Decider, check, gc_paused, v_checked
+from cpumanager.extender.fanout import Fanout, FanoutSettings
 from cpumanager.extender.guards import Bodies, BodyTimeout, BodyTooLarge, Busy, Offload
-from cpumanager.extender.judge import Verdict, judge, known_verdict, not_restorable, ruled_out
+from cpumanager.extender.judge import Verdict
 from cpumanager.extender.meters import Meters
-from cpumanager.extender.prepared import PreparedNode
 from cpumanager.extender.protocol import (
     ExtenderArgs,
     filter_result,
@@ -54,19 +51,10 @@ from cpumanager.extender.protocol import (
     priority_list,
 )
 from cpumanager.extender.readiness import readiness
-from cpumanager.extender.store import (
-    NodeEntry,
-    NodeStore,
-    StoreFull,
-    pod_shape,
-    snapshot_digest,
-)
-from cpumanager.extender.summary import RuleOut, pod_facts, rule_out
-from cpumanager.extender.visibility import pinned
-from cpumanager.nodeanswers.whatif import pod_sentence
+from cpumanager.extender.store import NodeStore, StoreFull, pod_shape, snapshot_digest
 from cpumanager.nodeview.snapshot import snapshot_from_tree
 
-__all__ = ["ExtenderConfig", "create_app"]
+__all__ = ["ExtenderConfig", "create_app", "gc_paused"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,62 +83,14 @@ class ExtenderConfig:
     max_nodes: int = limits.MAX_EXTENDER_NODES  # nodes held; docs/limits.md for eviction
     body_timeout: float = 10.0  # seconds to receive a whole request body
     answer_timeout: float = 4.0  # seconds a filter or prioritize may take (the scheduler's is 5)
+    bind_timeout: float = 4.5  # seconds a bind may wait for its lane and run (up to 3 API calls)
+    bind_lane: int = 4  # binds at once (one per node: a lock per node); never filter's threads
     push_timeout: float = 60.0  # seconds a push may wait and restore before a 503
     max_buffered: int = limits.MAX_BUFFERED_BODY_BYTES  # bodies held at once, all requests
 
 
-_pauses = {"held": 0, "owned": False}  # calls holding the collector off; whether we did
-_pause_lock = threading.Lock()
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """No automatic garbage collection during one filter, prioritize or push restore.
-
-    A call over thousands of nodes makes tens of thousands of short-lived objects. A young
-    collection in the middle of it moves them to the oldest generation, and enough of them
-    start a full collection over everything the store holds (about a second with 5,000
-    nodes on a loaded machine: the p99). Paused, they die by reference counting when the
-    call ends; the collector runs again from the next allocation after it. A large push
-    being restored would start such collections too, stopping every thread. Calls run in
-    threads at once: the collector is off while any of them runs, and back on (if it was on
-    before the first) when the last ends.
-    """
-    with _pause_lock:
-        if _pauses["held"] == 0:
-            _pauses["owned"] = gc.isenabled()
-            gc.disable()
-        _pauses["held"] += 1
-    try:
-        yield
-    finally:
-        with _pause_lock:
-            _pauses["held"] -= 1
-            if _pauses["held"] == 0 and _pauses["owned"]:
-                gc.enable()
-
-
 def _bad(message: str, status: int = 400) -> PlainTextResponse:
     return PlainTextResponse(one_line(message) + "\n", status_code=status)
-
-
-def _check(node: PreparedNode, pod: Pod, assumed: tuple[Pod, ...]) -> Verdict:
-    """One exact check, as a fan-out job runs it (here or in a worker). A defect of ours
-    that one node's state trips fails that node only (``InternalError``), so the call
-    still answers for every other node."""
-    try:
-        return judge(node, pod, assumed=assumed)
-    except RecursionError:
-        detail = "nested too deeply"
-    except Exception as exc:  # a defect: contained to this node, and reported
-        detail = f"{type(exc).__name__}: {str(exc)[:200]}"
-    return Verdict(
-        False,
-        "InternalError",
-        f"cpumanager could not check this node ({detail})",
-        ("please report it with the node's snapshot",),
-        unresolvable=True,
-    )
 
 
 def create_app(
@@ -167,13 +107,15 @@ def create_app(
     nodes.max_nodes, nodes.evict_after = config.max_nodes, config.stale_after
     if fanout is None:
         fanout = FanoutSettings(workers=config.workers, threshold=config.fanout_threshold)
-    spread = Fanout(_check, Verdict, fanout)
+    spread = Fanout(check, Verdict, fanout)
     metrics = Meters()
     bodies = Bodies(config.max_buffered, config.body_timeout)
     # Lanes: filters and prioritizes serialise on the store's lock anyway; restores run
     # one at a time so a burst of pushes cannot starve the verbs of the interpreter;
-    # small work (heartbeats, the metrics page) never waits behind either.
-    offload = Offload(verb=2, push=1, small=4)
+    # binds wait on the API server (up to three calls each) in their own lane, so slow
+    # binds never hold filter or prioritize past the scheduler's timeout; small work
+    # (heartbeats, the metrics page) never waits behind any of them.
+    offload = Offload(verb=2, bind=config.bind_lane, push=1, small=4)
     started = nodes.clock()
     authenticator = config.authenticator or SharedToken(config.token)
     binds = PromCounter(
@@ -206,105 +148,9 @@ def create_app(
 
         return run
 
-    def unchecked(name: str, entry: NodeEntry | None, oldest: float, pod: Pod) -> Verdict:
-        """The verdict on a node that cannot be checked: no fresh snapshot, no pod list, or
-        a state its kubelet would not start on. A pod no manager pins passes
-        (``visibility.pinned``)."""
-        restorable = entry is None or not isinstance(entry.prepared, CpuManagerError)
-        if restorable and not pinned(pod):
-            return Verdict(True, "", "", ("no resource manager pins this pod",))
-        if entry is None or entry.received < oldest:
-            return Verdict(
-                config.stale_policy == "pass",
-                "SnapshotMissing" if entry is None else "SnapshotStale",
-                f"cpumanager has no {'fresh ' if entry else ''}snapshot of node {name}",
-                ("its agent has not pushed within the stale limit",),
-            )
-        if isinstance(entry.prepared, CpuManagerError):
-            return not_restorable(entry.prepared)
-        # Without the pod list the restore would release every pod's CPUs as stale.
-        return Verdict(
-            config.stale_policy == "pass",
-            "SnapshotWithoutPods",
-            f"the snapshot of node {name} has no pod list, so its CPUs cannot be checked",
-            ("give the agent --pods or --pods-from-apiserver",),
-        )
-
-    def decide(args: ExtenderArgs) -> dict[str, Verdict]:
-        """Every node's verdict (docs/extender.md, "How filtering is fast"): nodes with one
-        admission key and the same assumed pods get one verdict per call.
-
-        One pass over the nodes answers what it can (unchecked nodes, rule-outs, cached
-        verdicts, nodes sharing a state) and collects the distinct exact checks left, which
-        then run together, spread over the CPUs (``fanout.py``)."""
-        pod = args.pod
-        shape = pod_shape(args.pod_spec)
-        facts = pod_facts(pod)
-        sentence = pod_sentence(pod)
-        oldest = nodes.clock() - config.stale_after
-        # Within one call the pod's shape is fixed: a node's state (its admission key, or
-        # the node itself when the pod or an assumed pod holds state there) and the assumed
-        # pods decide its verdict. An unchecked node is keyed by its name.
-        local: list[tuple[str, object]] = []
-        shared: dict[object, Verdict] = {}
-        refusals: dict[RuleOut, Verdict] = {}  # one verdict, so one FailedNodes line, per refusal
-        pending: dict[object, tuple[tuple[object, ...], Job]] = {}
-        for name, entry in nodes.entries(args.node_names):
-            prepared = None if entry is None else entry.prepared
-            if entry is None or entry.received < oldest or not isinstance(prepared, PreparedNode):
-                local.append((name, (name,)))
-                shared[(name,)] = unchecked(name, entry, oldest, pod)
-                continue
-            runs_here = pod.uid in prepared.held
-            held: tuple[tuple[Pod, str], ...] = ()
-            own = runs_here
-            if entry.assumed:
-                held = tuple((p, s) for p, s in nodes.assumed_pods(entry) if p.uid != pod.uid)
-                own = own or any(p.uid in prepared.held for p, _ in held)
-            state: object = prepared.key
-            if own or held:
-                where = (name, entry.generation) if own else (prepared.key,)
-                state = (*where, tuple((p.uid, s) for p, s in held))
-            local.append((name, state))
-            if state in shared or state in pending:
-                continue
-            try:
-                refused = rule_out(prepared.summary, facts, runs_here=runs_here)
-            except Exception:  # a defect here: the exact check decides, and contains its own
-                refused = None
-            if refused is not None:
-                verdict = refusals.get(refused)
-                if verdict is None:
-                    verdict = refusals[refused] = ruled_out(refused)
-                shared[state] = verdict
-                continue
-            if state is prepared.key:  # no pod of its own, none assumed: the push-time table
-                try:
-                    known = known_verdict(prepared, facts)
-                except Exception:  # a defect here: the exact check decides, as above
-                    known = None
-                if known is not None:
-                    shared[state] = known
-                    continue
-            key = (*(state if isinstance(state, tuple) else (state, ())), shape)
-            found = nodes.lookup(key)
-            if found is not None:
-                shared[state] = found.about(sentence)
-                continue
-            assumed = tuple(p for p, _ in held)
-            cost = float(len(prepared.restored.topology.all_cpus) * (1 + len(assumed)))
-            job = Job((name, entry.generation), prepared, (pod, assumed), cost)
-            pending[state] = (key, job)
-        if pending:
-            checks = list(pending.values())
-            results, counts = spread.run([job for _, job in checks], states=nodes.prepared)
-            metrics.checks.labels("child").inc(counts.in_children)
-            metrics.checks.labels("process").inc(counts.in_process)
-            metrics.child_failures.inc(counts.child_failures)
-            for state, (key, _), verdict in zip(pending, checks, results, strict=True):
-                nodes.remember(key, verdict)
-                shared[state] = verdict.about(sentence)
-        return {name: shared[state] for name, state in local}
+    decide = Decider(
+        nodes, spread, metrics, stale_after=config.stale_after, stale_policy=config.stale_policy
+    )
 
     async def filter_verb(request: Request) -> Response:
         raw = await bodies.read(request, config.max_body)
@@ -466,7 +312,7 @@ def create_app(
         if bindings is None:
             error = "this extender has no API server access to bind with"
         else:
-            error = await offload.run("verb", config.answer_timeout, partial(bindings.bind, args))
+            error = await offload.run("bind", config.bind_timeout, partial(bindings.bind, args))
         binds.labels("bound" if not error else "refused").inc()
         metrics.assumed.set(nodes.assumed_count())
         return JSONResponse({"Error": error})
@@ -490,8 +336,3 @@ def create_app(
             spread.close()  # the workers hold copies of the nodes
 
     return Starlette(routes=routes, lifespan=lifespan)
-
-
-def v_checked(verdict: Verdict) -> bool:
-    """A verdict from an exact admission (not a stale or missing node let through)."""
-    return verdict.reason == ""
