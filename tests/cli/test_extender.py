@@ -23,8 +23,14 @@ from tests.extender.conftest import TOKEN
         (["--workers", "0"], 2, "--workers"),
         (["--workers", "many"], 2, "--workers"),
         (["--listen", "nowhere"], 1, "--listen 'nowhere' is not HOST:PORT"),
+        (["--push-listen", "nowhere"], 1, "--push-listen 'nowhere' is not HOST:PORT"),
+        (
+            ["--listen", "127.0.0.1:9", "--push-listen", "0.0.0.0:9"],
+            1,
+            "--push-listen needs a port of its own",
+        ),
     ],
-    ids=["zero workers", "workers not a number", "bad listen"],
+    ids=["zero workers", "workers not a number", "bad listen", "bad push listen", "one port"],
 )
 def test_bad_options_are_refused(argv: list[str], code: int, says: str) -> None:
     result = run_main(["extender", *argv])
@@ -97,10 +103,14 @@ def test_a_malformed_agent_service_account_is_refused(tmp_path) -> None:
 def test_start_line_names_the_address_and_the_configuration(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import uvicorn
+    from cpumanager.cli import extender as command
 
-    served: dict[str, Any] = {}
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: served.update(kw, app=app))
+    served: list[Any] = []
+
+    async def record(servers: list[Any]) -> None:
+        served.extend(servers)
+
+    monkeypatch.setattr(command, "serve_together", record)
     token = tmp_path / "token"
     token.write_text("s3cret\n")
     argv = ["extender", "--listen", "127.0.0.1:18888", "--token-file", token]
@@ -112,9 +122,19 @@ def test_start_line_names_the_address_and_the_configuration(
     assert start["token"] == "set"
     assert start["stale"] == "fail"
     assert "s3cret" not in result.stderr
-    assert served["port"] == 18888
+    assert start["pushListen"] == "same"
+    assert [(s.config.host, s.config.port) for s in served] == [("127.0.0.1", 18888)]
     text = run_main(argv)
     assert text.stderr.startswith("cpumanager: extender: starting listen=http://127.0.0.1:18888")
+    served.clear()
+    split = run_main([*argv, "--push-listen", "0.0.0.0:18889", "--log-format", "json"])
+    assert split.exit_code == 0, split.stderr
+    assert json.loads(split.stderr.splitlines()[0])["pushListen"] == "http://0.0.0.0:18889"
+    assert [(s.config.host, s.config.port) for s in served] == [
+        ("127.0.0.1", 18888),
+        ("0.0.0.0", 18889),
+    ]
+    assert served[1].config.lifespan == "off"  # the schedulers' listener owns the lifespan
 
 
 def test_access_log_one_line_per_request(capsys: pytest.CaptureFixture[str]) -> None:

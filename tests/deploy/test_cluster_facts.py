@@ -69,11 +69,44 @@ def test_no_role_grants_nodes_proxy_or_secrets() -> None:
     ]
 
 
-def test_only_agents_and_schedulers_reach_the_extender() -> None:
+def test_only_agents_and_schedulers_reach_the_extender_each_on_its_own_port() -> None:
+    """The agents (a compromised node's among them) reach the push port alone, which
+    serves no /bind; the schedulers reach the verbs port; the agents push there."""
+    deployment = find("Deployment", "cpumanager-extender")
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    args = args_of(container)
+    verbs_port = int(args["--listen"].rpartition(":")[2])
+    push_port = int(args["--push-listen"].rpartition(":")[2])
+    assert verbs_port != push_port
+    named = {p["name"]: p["containerPort"] for p in container["ports"]}
+    assert named == {"https": verbs_port, "push": push_port}
     policy = find("NetworkPolicy", "cpumanager-extender")
-    (rule,) = policy["spec"]["ingress"]
-    assert all("ipBlock" not in peer for peer in rule["from"])
-    assert rule["ports"] == [{"protocol": "TCP", "port": 8443}]
+    by_port: dict[int, list[dict[str, Any]]] = {}
+    for rule in policy["spec"]["ingress"]:
+        assert all("ipBlock" not in peer for peer in rule["from"])
+        for port in rule["ports"]:
+            assert port["protocol"] == "TCP"
+            by_port.setdefault(port["port"], []).extend(rule["from"])
+    assert set(by_port) == {verbs_port, push_port}
+    agents = by_port[push_port]
+    assert [p["podSelector"]["matchLabels"] for p in agents] == [
+        {"app.kubernetes.io/name": "cpumanager-agent"}
+    ]
+    schedulers = {
+        tuple(sorted(p["podSelector"]["matchLabels"].items())) for p in by_port[verbs_port]
+    }
+    assert ("app.kubernetes.io/name", "cpumanager-agent") not in {
+        item for selector in schedulers for item in selector
+    }
+    replicas = find("Service", "cpumanager-extender-replicas")
+    assert [(p["port"], p["targetPort"]) for p in replicas["spec"]["ports"]] == [
+        (push_port, "push")
+    ]
+    daemonset = find("DaemonSet", "cpumanager-agent")
+    (agent,) = daemonset["spec"]["template"]["spec"]["containers"]
+    assert args_of(agent)["--to"].endswith(f".svc:{push_port}")
+    static = find("NetworkPolicy", "cpumanager-extender-static-scheduler")
+    assert [p["port"] for r in static["spec"]["ingress"] for p in r["ports"]] == [verbs_port]
 
 
 def test_no_shipped_network_policy_admits_a_pod_network() -> None:

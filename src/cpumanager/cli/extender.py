@@ -111,11 +111,11 @@ def check_tls(cert: Path, key: Path, client_ca: Path | None) -> None:
             raise InputError(msg) from None
 
 
-def parse_listen(text: str) -> tuple[str, int]:
+def parse_listen(text: str, option: str = "--listen") -> tuple[str, int]:
     """``HOST:PORT`` (``[::1]:PORT`` for IPv6) as a pair; InputError when malformed."""
     host, sep, port = text.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        msg = f"--listen {text!r} is not HOST:PORT; write e.g. 127.0.0.1:8888"
+        msg = f"{option} {text!r} is not HOST:PORT; write e.g. 127.0.0.1:8888"
         raise InputError(msg)
     return host.strip("[]"), int(port)
 
@@ -133,7 +133,19 @@ def read_token(path: Path) -> bytes:
 
 
 @click.command()
-@click.option("--listen", default="127.0.0.1:8888", show_default=True, help="HOST:PORT.")
+@click.option(
+    "--listen",
+    default="127.0.0.1:8888",
+    show_default=True,
+    help="HOST:PORT of the schedulers' verbs (filter, prioritize, bind), metrics and probes; "
+    "without --push-listen, of the agents' pushes too.",
+)
+@click.option(
+    "--push-listen",
+    default=None,
+    help="HOST:PORT of the agents' pushes and heartbeats alone (then --listen serves no "
+    "pushes, this port no verbs): the nodes can then be let reach pushes only.",
+)
 @click.option(
     "--token-file",
     type=click.Path(path_type=Path, dir_okay=False),
@@ -249,6 +261,7 @@ def read_token(path: Path) -> bytes:
 def extender(
     *,
     listen: str,
+    push_listen: str | None,
     token_file: Path | None,
     stale_after: float,
     stale_policy: str,
@@ -269,14 +282,19 @@ def extender(
 ) -> None:
     """Answer kube-scheduler's filter and prioritize calls with each node's kubelet
     admission, from the snapshots the node agents push."""
+    import asyncio
     import ssl
 
     import uvicorn
 
     from cpumanager.extender.guards import header_timeout_protocol
-    from cpumanager.extender.server import ExtenderConfig, create_app
+    from cpumanager.extender.server import ExtenderConfig, create_app, create_apps
 
     host, port = parse_listen(listen)
+    push_at = None if push_listen is None else parse_listen(push_listen, "--push-listen")
+    if push_at is not None and push_at[1] == port:
+        msg = "--push-listen needs a port of its own, not --listen's"
+        raise InputError(msg)
     if (tls_cert is None) != (tls_key is None):
         msg = "give --tls-cert and --tls-key together"
         raise InputError(msg)
@@ -328,10 +346,19 @@ def extender(
         max_nodes=max_nodes,
     )
     scheme = "https" if tls_cert else "http"
+
+    def url(where: tuple[str, int]) -> str:
+        return (
+            f"{scheme}://[{where[0]}]:{where[1]}"
+            if ":" in where[0]
+            else (f"{scheme}://{where[0]}:{where[1]}")
+        )
+
     log(
         "extender",
         "starting",
-        listen=f"{scheme}://{host}:{port}" if ":" not in host else f"{scheme}://[{host}]:{port}",
+        listen=url((host, port)),
+        pushListen=url(push_at) if push_at is not None else "same",
         token="set" if token is not None else "none",
         staleAfter=stale_after,
         stale=stale_policy,
@@ -346,17 +373,43 @@ def extender(
     )
     for note in notes:
         log("extender", note, level=30)
-    app = create_app(config, api=api)
-    uvicorn.run(
-        access_logged(app) if access_log else app,
-        host=host,
-        port=port,
-        log_level="warning",
-        log_config=None,
-        http=header_timeout_protocol(10.0),
-        limit_concurrency=1000,  # connections; past it uvicorn answers 503
-        ssl_certfile=str(tls_cert) if tls_cert else None,
-        ssl_keyfile=str(tls_key) if tls_key else None,
-        ssl_ca_certs=str(tls_client_ca) if tls_client_ca else None,
-        ssl_cert_reqs=ssl.CERT_REQUIRED if tls_client_ca else ssl.CERT_NONE,
-    )
+    if push_at is None:
+        listeners = [((host, port), create_app(config, api=api))]
+    else:
+        verbs, pushes = create_apps(config, api=api)
+        listeners = [((host, port), verbs), (push_at, pushes)]
+    servers = [
+        uvicorn.Server(
+            uvicorn.Config(
+                access_logged(app) if access_log else app,
+                host=where[0],
+                port=where[1],
+                log_level="warning",
+                log_config=None,
+                http=header_timeout_protocol(10.0),
+                limit_concurrency=1000,  # connections; past it uvicorn answers 503
+                lifespan="auto" if index == 0 else "off",
+                ssl_certfile=str(tls_cert) if tls_cert else None,
+                ssl_keyfile=str(tls_key) if tls_key else None,
+                ssl_ca_certs=str(tls_client_ca) if tls_client_ca else None,
+                ssl_cert_reqs=ssl.CERT_REQUIRED if tls_client_ca else ssl.CERT_NONE,
+            )
+        )
+        for index, (where, app) in enumerate(listeners)
+    ]
+    asyncio.run(serve_together(servers))
+
+
+async def serve_together(servers: list[Any]) -> None:
+    """Run uvicorn servers on one event loop (one process, one state); when one stops (a
+    signal, a port it could not take), the others stop too."""
+    import asyncio
+
+    async def serve(server: Any) -> None:
+        try:
+            await server.serve()
+        finally:
+            for other in servers:
+                other.should_exit = True
+
+    await asyncio.gather(*(serve(server) for server in servers))

@@ -5,7 +5,8 @@ HostPriorityList out), ``POST /bind`` (ExtenderBindingArgs: ``binding.py``),
 ``POST /v1/nodes/{name}/snapshot`` (an agent's push; ``auth.py`` says who may push which
 node), ``POST /v1/nodes/{name}/heartbeat`` (``{"digest": ...}``: unchanged since the last
 push), ``GET /metrics``, ``GET /healthz`` (alive) and ``GET /readyz`` (``readiness.py``).
-A malformed request is a 400 with a one-line reason.
+A malformed request is a 400 with a one-line reason. ``create_apps`` serves the agents'
+two routes on a listener of their own, apart from the schedulers' (``--push-listen``).
 
 **The event loop never computes.** A handler on the loop reads its body (bounded in size and
 time: :class:`Bodies`) and hands everything else to a thread (:class:`Offload`): decoding,
@@ -23,7 +24,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
 
@@ -54,7 +55,7 @@ from cpumanager.extender.readiness import readiness
 from cpumanager.extender.store import NodeStore, StoreFull, pod_shape, snapshot_digest
 from cpumanager.nodeview.snapshot import snapshot_from_tree
 
-__all__ = ["ExtenderConfig", "create_app", "gc_paused"]
+__all__ = ["ExtenderConfig", "create_app", "create_apps", "gc_paused"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,9 +101,39 @@ def create_app(
     fanout: FanoutSettings | None = None,
     api: PodSource | None = None,
 ) -> Starlette:
-    """The extender's ASGI application over ``store`` (a new one by default); exact checks
-    spread over processes by ``fanout`` (by default from the configuration's ``workers``
-    and ``fanout_threshold``)."""
+    """The extender's ASGI application over ``store`` (a new one by default), every route
+    on one listener (one machine, a bench); exact checks spread over processes by
+    ``fanout`` (by default from the configuration's ``workers`` and ``fanout_threshold``)."""
+    verbs, pushes, lifespan = _routes(config, store, fanout, api)
+    return Starlette(routes=[*verbs, *pushes], lifespan=lifespan)
+
+
+def create_apps(
+    config: ExtenderConfig,
+    store: NodeStore | None = None,
+    *,
+    fanout: FanoutSettings | None = None,
+    api: PodSource | None = None,
+) -> tuple[Starlette, Starlette]:
+    """Two applications over one state, for two listeners: the schedulers' (filter,
+    prioritize, bind, metrics and the probes; it owns the lifespan) and the agents'
+    (snapshot pushes and heartbeats). Each answers 404 for the other's routes, so what
+    can reach the agents' port (every node) cannot call ``/bind``, and the NetworkPolicy
+    admits each kind of caller to its own port only (docs/extender.md, threat model)."""
+    verbs, pushes, lifespan = _routes(config, store, fanout, api)
+    return Starlette(routes=verbs, lifespan=lifespan), Starlette(routes=pushes)
+
+
+Lifespan = Callable[[Starlette], AbstractAsyncContextManager[None]]
+
+
+def _routes(
+    config: ExtenderConfig,
+    store: NodeStore | None,
+    fanout: FanoutSettings | None,
+    api: PodSource | None,
+) -> tuple[list[Route], list[Route], Lifespan]:
+    """The schedulers' routes, the agents' routes and the lifespan, over one state."""
     nodes = store if store is not None else NodeStore()
     nodes.max_nodes, nodes.evict_after = config.max_nodes, config.stale_after
     if fanout is None:
@@ -317,15 +348,17 @@ def create_app(
         metrics.assumed.set(nodes.assumed_count())
         return JSONResponse({"Error": error})
 
-    routes = [
+    verbs = [
         Route("/filter", timed("filter", filter_verb), methods=["POST"]),
         Route("/prioritize", timed("prioritize", prioritize_verb), methods=["POST"]),
         Route("/bind", timed("bind", bind_verb), methods=["POST"]),
-        Route("/v1/nodes/{name}/snapshot", timed("push", push), methods=["POST"]),
-        Route("/v1/nodes/{name}/heartbeat", timed("heartbeat", heartbeat), methods=["POST"]),
         Route("/metrics", metrics_page, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/readyz", readyz, methods=["GET"]),
+    ]
+    pushes = [
+        Route("/v1/nodes/{name}/snapshot", timed("push", push), methods=["POST"]),
+        Route("/v1/nodes/{name}/heartbeat", timed("heartbeat", heartbeat), methods=["POST"]),
     ]
 
     @asynccontextmanager
@@ -335,4 +368,4 @@ def create_app(
         finally:
             spread.close()  # the workers hold copies of the nodes
 
-    return Starlette(routes=routes, lifespan=lifespan)
+    return verbs, pushes, lifespan
