@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from cpumanager.cli.logs import configure, log, log_format_option
+from cpumanager.cli.options import kubeconfig_option
 from cpumanager.errors import InputError
 
 Scope = MutableMapping[str, Any]
@@ -192,12 +193,9 @@ def read_token(path: Path) -> bytes:
     show_default=True,
     help="NAMESPACE:NAME of the agents' ServiceAccount (--auth tokenreview).",
 )
-@click.option(
-    "--kubeconfig",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    help="API server access for bind and TokenReview [default: $KUBECONFIG, in-cluster, "
-    "~/.kube/config].",
+@kubeconfig_option(
+    "API server access for bind and TokenReview [default: $KUBECONFIG, in-cluster, "
+    "~/.kube/config]."
 )
 @click.option(
     "--no-api",

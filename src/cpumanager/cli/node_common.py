@@ -29,31 +29,44 @@ def printable(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
-def node_source_options(func: F) -> F:
-    """Where a collection reads the node (``node snapshot`` and ``node publish`` alike):
-    ``--root``, ``--kubelet-root``, ``--pods``, ``--kubelet-config``, ``--config-dir``,
-    ``--socket``."""
-    decorators = [
+def _where_options(*, root: str, kubelet_root: str, pods: str) -> list[Callable[[F], F]]:
+    """``--root``, ``--kubelet-root`` and ``--pods``: where a node is read, each command
+    saying in its own words when they apply."""
+    return [
         click.option(
             "--root",
             type=click.Path(path_type=Path, file_okay=False),
             default=Path("/"),
             show_default=True,
-            help="Where sys/devices/system/{cpu,node} is read, as topology --sysfs.",
+            help=root,
         ),
         click.option(
             "--kubelet-root",
             type=click.Path(path_type=Path, file_okay=False),
             default=Path("/var/lib/kubelet"),
             show_default=True,
-            help="The kubelet's --root-dir: checkpoints, config.yaml, the PodResources socket.",
+            help=kubelet_root,
         ),
         click.option(
             "--pods",
             type=click.Path(path_type=Path, dir_okay=False),
             default=None,
             metavar="FILE",
-            help="The node's pods ('kubectl get pods -A --field-selector spec.nodeName=NODE "
+            help=pods,
+        ),
+    ]
+
+
+def node_source_options(func: F) -> F:
+    """Where a collection reads the node (``node snapshot`` and ``node publish`` alike):
+    ``--root``, ``--kubelet-root``, ``--pods``, ``--kubelet-config``, ``--config-dir``,
+    ``--socket``."""
+    decorators = [
+        *_where_options(
+            root="Where sys/devices/system/{cpu,node} is read, as topology --sysfs.",
+            kubelet_root="The kubelet's --root-dir: checkpoints, config.yaml, the PodResources "
+            "socket.",
+            pods="The node's pods ('kubectl get pods -A --field-selector spec.nodeName=NODE "
             "-o json' or the kubelet's /pods JSON); re-read each round when publishing.",
         ),
         click.option(
@@ -92,26 +105,10 @@ def live_options(func: F) -> F:
             is_flag=True,
             help="Collect this node's snapshot in memory (as 'node snapshot') and answer.",
         ),
-        click.option(
-            "--root",
-            type=click.Path(path_type=Path, file_okay=False),
-            default=Path("/"),
-            show_default=True,
-            help="With --live: where sys/devices/system is read.",
-        ),
-        click.option(
-            "--kubelet-root",
-            type=click.Path(path_type=Path, file_okay=False),
-            default=Path("/var/lib/kubelet"),
-            show_default=True,
-            help="With --live: the kubelet's --root-dir.",
-        ),
-        click.option(
-            "--pods",
-            type=click.Path(path_type=Path, dir_okay=False),
-            default=None,
-            metavar="FILE",
-            help="With --live: the node's pods ('kubectl get pods -A --field-selector "
+        *_where_options(
+            root="With --live: where sys/devices/system is read.",
+            kubelet_root="With --live: the kubelet's --root-dir.",
+            pods="With --live: the node's pods ('kubectl get pods -A --field-selector "
             "spec.nodeName=NODE -o json' output).",
         ),
     ]

@@ -21,7 +21,7 @@ import click
 
 from cpumanager.cli.node_common import degraded_banner, live_options, load_node
 from cpumanager.cli.node_versions import check_release, kubelet_version_option, node_release
-from cpumanager.cli.options import DEGRADED_EXIT, emit_json, output_option
+from cpumanager.cli.options import DEGRADED_EXIT, emit_json, kubeconfig_option, output_option
 
 if TYPE_CHECKING:
     from cpumanager.nodeview.snapshot import NodeSnapshot
@@ -60,11 +60,8 @@ __all__ = ["nrt"]
     help="With --live: list the node's pods from the API server each round (needs "
     "--node-name and no --pods).",
 )
-@click.option(
-    "--kubeconfig",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    help="With --apply: a kubeconfig file (default: the pod's service account).",
+@kubeconfig_option(
+    "With --apply: a kubeconfig file (default: the pod's service account)."
 )
 @click.option(
     "--fingerprint-method",

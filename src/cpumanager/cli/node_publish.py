@@ -15,6 +15,7 @@ import click
 
 from cpumanager.cli.logs import configure, log, log_format_option
 from cpumanager.cli.node_common import node_source_options
+from cpumanager.cli.options import kubeconfig_option
 
 if TYPE_CHECKING:
     from cpumanager.nodeview.snapshot import NodeSnapshot
@@ -92,11 +93,8 @@ def parse_period(text: str) -> float:
     help="Keep the node's pods from the API server: one list, then a watch on "
     "spec.nodeName (RBAC list and watch pods; kubeconfig or in-cluster access).",
 )
-@click.option(
-    "--kubeconfig",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    help="API server access for --pods-from-apiserver [default: $KUBECONFIG, in-cluster].",
+@kubeconfig_option(
+    "API server access for --pods-from-apiserver [default: $KUBECONFIG, in-cluster]."
 )
 @click.option(
     "--to-every-endpoint",

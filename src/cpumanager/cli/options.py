@@ -38,6 +38,7 @@ __all__ = [
     "emit_as",
     "emit_json",
     "emit_structured",
+    "kubeconfig_option",
     "load_topology",
     "machine_options",
     "output_option",
@@ -204,3 +205,15 @@ def wrap_line(text: str, *, prefix: str = "", indent: str = "  ", width: int = 8
         break_long_words=False,
         break_on_hyphens=False,
     ) or [prefix.rstrip()]
+
+
+def kubeconfig_option(help_text: str) -> Callable[[F], F]:
+    """``--kubeconfig``: the API server access of a command that talks to it (the extender,
+    the agent, the NRT writer), each saying what it is for."""
+    return click.option(
+        "--kubeconfig",
+        type=click.Path(path_type=Path, dir_okay=False),
+        default=None,
+        metavar="FILE",
+        help=help_text,
+    )
