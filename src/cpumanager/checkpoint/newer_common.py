@@ -6,13 +6,15 @@ The CPU formats are in ``cpu/v3_v4``, the memory formats in ``memory/v2_v3``;
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from cpumanager.checkpoint.cpu.cpulist import CPUListError, parse_cpu_list
 from cpumanager.checkpoint.go import fastjson, gojson
 from cpumanager.checkpoint.go.fnv import clean_text, fnv1a_32
-from cpumanager.checkpoint.go.gotypes import GoScalar
+from cpumanager.checkpoint.go.godecode import GoTypeError, unmarshal
+from cpumanager.checkpoint.go.gotypes import GoScalar, GoStruct
 
 __all__ = [
     "CHECKSUM",
@@ -20,6 +22,7 @@ __all__ = [
     "AttemptKind",
     "NewerAttempt",
     "NewerFormat",
+    "attempt_wrapped",
     "data_checksum",
     "data_fields_set",
     "parse",
@@ -57,6 +60,51 @@ class NewerAttempt:
 
 def parse(data: bytes) -> gojson.JSONValue:
     return fastjson.parse(data)
+
+
+def attempt_wrapped(
+    data: bytes,
+    fmt: NewerFormat,
+    manager: str,
+    outer: tuple[GoStruct, Any],
+    inner: tuple[GoStruct, Any],
+    *,
+    check: Callable[[Any], str] | None = None,
+) -> NewerAttempt:
+    """Read a format whose ``data`` string holds the state and ``dataChecksum`` guards it (CPU
+    V4, memory V3): unmarshal the outer object, then ``data``, then verify the checksum, with
+    the kubelet's texts (``manager``: "cpu" or "memory"). ``check`` returns an error text for
+    decoded state the kubelet's own ``UnmarshalJSON`` methods refuse, or ""."""
+    try:
+        checkpoint = unmarshal(parse(data), *outer)
+    except gojson.GoJSONSyntaxError as err:
+        return NewerAttempt(fmt, "syntax", error=err.message)
+    except GoTypeError as err:
+        message = f"failed to deserialize {manager} manager checkpoint: {err}"
+        return NewerAttempt(fmt, "type", error=message)
+    try:
+        state = unmarshal(parse(checkpoint.data.encode("utf-8")), *inner)
+    except gojson.GoJSONSyntaxError as err:
+        message = f"failed to deserialize {manager} manager checkpoint data: {err.message}"
+        return NewerAttempt(fmt, "type", checkpoint, error=message)
+    except GoTypeError as err:
+        message = f"failed to deserialize {manager} manager checkpoint data: {err}"
+        return NewerAttempt(fmt, "type", checkpoint, error=message)
+    bad = check(state) if check is not None else ""
+    if bad:
+        return NewerAttempt(fmt, "type", checkpoint, error=bad)
+    computed = data_checksum(checkpoint.data)
+    if checkpoint.data_checksum != computed:
+        return NewerAttempt(
+            fmt,
+            "corrupt",
+            checkpoint,
+            state,
+            "checkpoint is corrupted",
+            checkpoint.data_checksum,
+            computed,
+        )
+    return NewerAttempt(fmt, "ok", checkpoint, state, "", computed, computed)
 
 
 _UINT64_MAX = (1 << 64) - 1

@@ -18,7 +18,7 @@ from cpumanager.checkpoint.go.goencode import marshal
 from cpumanager.checkpoint.go.gotypes import GoField, GoMap, GoStruct
 from cpumanager.checkpoint.newer_common import CHECKSUM as _CHECKSUM
 from cpumanager.checkpoint.newer_common import STRING as _STRING
-from cpumanager.checkpoint.newer_common import NewerAttempt, data_checksum
+from cpumanager.checkpoint.newer_common import NewerAttempt, attempt_wrapped, data_checksum
 from cpumanager.checkpoint.newer_common import parse as _parse
 
 __all__ = [
@@ -222,37 +222,11 @@ def attempt_cpu_v3(data: bytes) -> NewerAttempt:
 
 def attempt_cpu_v4(data: bytes) -> NewerAttempt:
     """Read as ``CPUManagerCheckpointV4``: unmarshal, unmarshal data, verify dataChecksum."""
-    try:
-        tree = _parse(data)
-        checkpoint = unmarshal(tree, CPU_V4_TYPE, CPUCheckpointV4())
-    except gojson.GoJSONSyntaxError as err:
-        return NewerAttempt("cpu-v4", "syntax", error=err.message)
-    except GoTypeError as err:
-        return NewerAttempt(
-            "cpu-v4", "type", error=f"failed to deserialize cpu manager checkpoint: {err}"
-        )
-    try:
-        inner = unmarshal(
-            _parse(checkpoint.data.encode("utf-8")), CPU_DATA_TYPE, CPUCheckpointData()
-        )
-    except gojson.GoJSONSyntaxError as err:
-        message = f"failed to deserialize cpu manager checkpoint data: {err.message}"
-        return NewerAttempt("cpu-v4", "type", checkpoint, error=message)
-    except GoTypeError as err:
-        message = f"failed to deserialize cpu manager checkpoint data: {err}"
-        return NewerAttempt("cpu-v4", "type", checkpoint, error=message)
-    bad = _check_pod_cpusets(inner.pod_entries)
-    if bad:
-        return NewerAttempt("cpu-v4", "type", checkpoint, error=bad)
-    computed = data_checksum(checkpoint.data)
-    if checkpoint.data_checksum != computed:
-        return NewerAttempt(
-            "cpu-v4",
-            "corrupt",
-            checkpoint,
-            inner,
-            "checkpoint is corrupted",
-            checkpoint.data_checksum,
-            computed,
-        )
-    return NewerAttempt("cpu-v4", "ok", checkpoint, inner, "", computed, computed)
+    return attempt_wrapped(
+        data,
+        "cpu-v4",
+        "cpu",
+        (CPU_V4_TYPE, CPUCheckpointV4()),
+        (CPU_DATA_TYPE, CPUCheckpointData()),
+        check=lambda inner: _check_pod_cpusets(inner.pod_entries),
+    )

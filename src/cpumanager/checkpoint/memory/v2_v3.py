@@ -24,7 +24,7 @@ from cpumanager.checkpoint.memory.codec import (
 from cpumanager.checkpoint.memory.codec import CHECKPOINT_TYPE as MEMORY_V1_TYPE
 from cpumanager.checkpoint.newer_common import CHECKSUM as _CHECKSUM
 from cpumanager.checkpoint.newer_common import STRING as _STRING
-from cpumanager.checkpoint.newer_common import NewerAttempt, data_checksum
+from cpumanager.checkpoint.newer_common import NewerAttempt, attempt_wrapped, data_checksum
 from cpumanager.checkpoint.newer_common import parse as _parse
 
 __all__ = [
@@ -193,32 +193,10 @@ def attempt_memory_v2(data: bytes) -> NewerAttempt:
 
 def attempt_memory_v3(data: bytes) -> NewerAttempt:
     """Read as ``MemoryManagerCheckpointV3``: ``dataChecksum`` over ``data`` is authoritative."""
-    try:
-        checkpoint = unmarshal(_parse(data), MEMORY_V3_TYPE, MemoryCheckpointV3())
-    except gojson.GoJSONSyntaxError as err:
-        return NewerAttempt("memory-v3", "syntax", error=err.message)
-    except GoTypeError as err:
-        message = f"failed to deserialize memory manager checkpoint: {err}"
-        return NewerAttempt("memory-v3", "type", error=message)
-    try:
-        inner = unmarshal(
-            _parse(checkpoint.data.encode("utf-8")), MEMORY_DATA_TYPE, MemoryCheckpointData()
-        )
-    except gojson.GoJSONSyntaxError as err:
-        message = f"failed to deserialize memory manager checkpoint data: {err.message}"
-        return NewerAttempt("memory-v3", "type", checkpoint, error=message)
-    except GoTypeError as err:
-        message = f"failed to deserialize memory manager checkpoint data: {err}"
-        return NewerAttempt("memory-v3", "type", checkpoint, error=message)
-    computed = data_checksum(checkpoint.data)
-    if checkpoint.data_checksum != computed:
-        return NewerAttempt(
-            "memory-v3",
-            "corrupt",
-            checkpoint,
-            inner,
-            "checkpoint is corrupted",
-            checkpoint.data_checksum,
-            computed,
-        )
-    return NewerAttempt("memory-v3", "ok", checkpoint, inner, "", computed, computed)
+    return attempt_wrapped(
+        data,
+        "memory-v3",
+        "memory",
+        (MEMORY_V3_TYPE, MemoryCheckpointV3()),
+        (MEMORY_DATA_TYPE, MemoryCheckpointData()),
+    )
