@@ -17,14 +17,11 @@ import json
 import os
 import random
 import shutil
-import signal
-import traceback
 from pathlib import Path
 
 from cpumanager.adapters.kubelet_config_file import load_effective_config
-from cpumanager.errors import CpuManagerError
 from tests.adapters.input_fuzzing import FRAGMENTS
-from tests.extender.fuzzing import Tally, mutate_bytes
+from tests.extender.fuzzing import Tally, case_alarms, judge_case, mutate_bytes
 
 __all__ = ["run"]
 
@@ -32,14 +29,6 @@ NODE = Path(__file__).resolve().parent.parent / "formats/data/kubelet_configs/ku
 UNIT = "usr/lib/systemd/system/kubelet.service"
 CANARY = 4242
 CLIMBS = ["/.." * 30, "/../../..", "/./../", "/etc/../../../../../../../.."]
-
-
-class _Late(BaseException):
-    pass
-
-
-def _late(_signum: int, _frame: object) -> None:
-    raise _Late
 
 
 def _canaries(scratch: Path) -> tuple[Path, Path]:
@@ -93,8 +82,7 @@ def run(count: int, seed: int, scratch: Path, *, case_seconds: float = 10.0) -> 
     rng = random.Random(seed)
     tally = Tally()
     canaries = _canaries(scratch)
-    previous = signal.signal(signal.SIGALRM, _late)
-    try:
+    with case_alarms():
         for index in range(count):
             root = scratch / "root"
             shutil.rmtree(root, ignore_errors=True)
@@ -105,29 +93,14 @@ def run(count: int, seed: int, scratch: Path, *, case_seconds: float = 10.0) -> 
                 configz = scratch / "configz.json"
                 body = {"kubeletconfig": {"maxPods": 10, "kubeReserved": {"cpu": "1"}}}
                 configz.write_bytes(mutate_bytes(rng, json.dumps(body).encode()))
-            signal.setitimer(signal.ITIMER_REAL, case_seconds)
-            try:
+
+            def attempt(root: Path = root, configz: Path | None = configz) -> tuple[str, str]:
                 effective = load_effective_config(
                     systemd_unit=root / UNIT, root=root, configz=configz
                 )
-                outcome = "answered"
                 if effective.config.max_pods == CANARY:
-                    outcome = "finding"
-                    tally.findings.append((str(index), "read a source outside --root"))
-            except CpuManagerError as err:
-                outcome = "refused"
-                if "\n" in err.message:
-                    outcome = "finding"
-                    tally.findings.append((str(index), f"multi-line: {err.message[:300]!r}"))
-            except _Late:
-                outcome = "finding"
-                tally.findings.append((str(index), f"no answer within {case_seconds:g} s"))
-            except Exception:  # a finding: the reader must answer or refuse
-                outcome = "finding"
-                tally.findings.append((str(index), traceback.format_exc(limit=-4)))
-            finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-            tally.count(outcome)
-    finally:
-        signal.signal(signal.SIGALRM, previous)
+                    return "answered", "read a source outside --root"
+                return "answered", ""
+
+            judge_case(tally, index, case_seconds, attempt)
     return tally

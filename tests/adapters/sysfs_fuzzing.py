@@ -14,15 +14,12 @@ from __future__ import annotations
 import os
 import random
 import shutil
-import signal
-import traceback
 from pathlib import Path
 
 from cpumanager.adapters.sysfs import SysfsReader
 from cpumanager.core import limits
-from cpumanager.errors import CpuManagerError
 from tests.adapters.sysfs_tree import regular
-from tests.extender.fuzzing import Tally
+from tests.extender.fuzzing import Tally, case_alarms, judge_case
 
 __all__ = ["run"]
 
@@ -46,14 +43,6 @@ TEXTS = [
     "Node 0 MemTotal: 99999999999999999999999 kB",
     "0-" + str(limits.MAX_CPUS * 4),
 ]
-
-
-class _Late(BaseException):
-    pass
-
-
-def _late(_signum: int, _frame: object) -> None:
-    raise _Late
 
 
 def _damage(rng: random.Random, root: Path, outside: Path) -> None:
@@ -93,8 +82,7 @@ def run(count: int, seed: int, scratch: Path, *, case_seconds: float = 10.0) -> 
     tally = Tally()
     outside = scratch / "outside"
     outside.write_text("0-3\n")
-    previous = signal.signal(signal.SIGALRM, _late)
-    try:
+    with case_alarms():
         for index in range(count):
             root = scratch / f"t{index % 4}"
             shutil.rmtree(root, ignore_errors=True)
@@ -106,24 +94,10 @@ def run(count: int, seed: int, scratch: Path, *, case_seconds: float = 10.0) -> 
                 numa=rng.random() < 0.8,
             )
             _damage(rng, root, outside)
-            signal.setitimer(signal.ITIMER_REAL, case_seconds)
-            try:
+
+            def attempt(root: Path = root) -> tuple[str, str]:
                 topology = SysfsReader(root).read()
-                outcome = "read-with-warnings" if topology.warnings else "read"
-            except CpuManagerError as err:
-                outcome = "refused"
-                if "\n" in err.message:
-                    tally.findings.append((str(index), f"multi-line: {err.message[:300]!r}"))
-                    outcome = "finding"
-            except _Late:
-                outcome = "finding"
-                tally.findings.append((str(index), f"no answer within {case_seconds:g} s"))
-            except Exception:  # a finding: the reader must answer or refuse
-                outcome = "finding"
-                tally.findings.append((str(index), traceback.format_exc(limit=-4)))
-            finally:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-            tally.count(outcome)
-    finally:
-        signal.signal(signal.SIGALRM, previous)
+                return ("read-with-warnings" if topology.warnings else "read"), ""
+
+            judge_case(tally, index, case_seconds, attempt)
     return tally

@@ -21,8 +21,10 @@ import asyncio
 import copy
 import json
 import random
+import signal
 import traceback
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +38,7 @@ from cpumanager.formats.manifest import pod_from_manifest
 from cpumanager.nodeview.digest import snapshot_digest
 from cpumanager.nodeview.snapshot import snapshot_from_json, snapshot_to_dict
 
-__all__ = ["Tally", "run_requests", "run_snapshots", "seed_documents"]
+__all__ = ["Tally", "case_alarms", "judge_case", "run_requests", "run_snapshots", "seed_documents"]
 
 HOSTILE: list[Callable[[random.Random], object]] = [
     lambda r: None,
@@ -71,6 +73,53 @@ class Tally:
     def count(self, outcome: str) -> None:
         self.cases += 1
         self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
+
+
+class _Late(BaseException):
+    """A case that did not answer within its time (raised by the alarm)."""
+
+
+def _late(_signum: int, _frame: object) -> None:
+    raise _Late
+
+
+@contextmanager
+def case_alarms() -> Iterator[None]:
+    """The alarm that bounds each case of a reader fuzzer, installed for the run."""
+    previous = signal.signal(signal.SIGALRM, _late)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
+def judge_case(
+    tally: Tally, index: int, seconds: float, attempt: Callable[[], tuple[str, str]]
+) -> None:
+    """Run one reader case within ``seconds`` (inside :func:`case_alarms`) and count it.
+
+    ``attempt`` returns its outcome and a finding ("" for none). A reader must answer or
+    refuse in one line: a multi-line refusal, no answer in time or any other exception is a
+    finding.
+    """
+    finding = ""
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        outcome, finding = attempt()
+    except CpuManagerError as err:
+        outcome = "refused"
+        if "\n" in err.message:
+            finding = f"multi-line: {err.message[:300]!r}"
+    except _Late:
+        finding = f"no answer within {seconds:g} s"
+    except Exception:  # a finding: the reader must answer or refuse
+        finding = traceback.format_exc(limit=-4)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    if finding:
+        outcome = "finding"
+        tally.findings.append((str(index), finding))
+    tally.count(outcome)
 
 
 # --- seeds --------------------------------------------------------------------------------
