@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
+from cpumanager.cli.options import topology_view_option
+
 if TYPE_CHECKING:
     from cpumanager.nodeview.snapshot import NodeSnapshot
 
@@ -54,6 +56,7 @@ def _where_options(*, root: str, kubelet_root: str, pods: str) -> list[Callable[
             metavar="FILE",
             help=pods,
         ),
+        topology_view_option,
     ]
 
 

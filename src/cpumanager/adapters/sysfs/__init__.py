@@ -8,6 +8,14 @@ turns that into the kubelet's topology, the default view.
 
 from cpumanager.adapters.sysfs.files import parse_hex_mask
 from cpumanager.adapters.sysfs.grouping import CacheFacts, CPUFacts
-from cpumanager.adapters.sysfs.reader import VIEWS, SysfsReader, discover
+from cpumanager.adapters.sysfs.reader import VIEWS, SysfsReader, discover, set_default_view
 
-__all__ = ["VIEWS", "CPUFacts", "CacheFacts", "SysfsReader", "discover", "parse_hex_mask"]
+__all__ = [
+    "VIEWS",
+    "CPUFacts",
+    "CacheFacts",
+    "SysfsReader",
+    "discover",
+    "parse_hex_mask",
+    "set_default_view",
+]

@@ -43,140 +43,39 @@ refuses the static policy: ``could not detect number of cpus``).
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any
 
+from cpumanager.adapters.sysfs.cadvisor_files import (
+    CPU_ID,
+    CPU_IN_PATH,
+    CPUINFO_CORE,
+    CPUINFO_SOCKET,
+    GO_WHITESPACE,
+    LEVEL_2,
+    MAX_U64,
+    MEMTOTAL,
+    NODE_IN_PATH,
+    SCAN_SIZE,
+    CadvisorFailedError,
+    CadvisorNotes,
+    CadvisorTree,
+    MissingFileError,
+    go_atoi,
+    is_s390_tree,
+    online_listed,
+    reason,
+    scan_int,
+)
 from cpumanager.adapters.sysfs.files import SysfsFiles, read_small_file
-from cpumanager.core.cpuset import CPUSet
 from cpumanager.errors import MachineError
 
 __all__ = ["CadvisorNotes", "is_s390_tree", "read_machine_info"]
 
-_CPU_IN_PATH = re.compile(r"/cpu(\d+)")
-_CPU_ID = re.compile(r"cpu([0-9]+)")
-_NODE_IN_PATH = re.compile(r"node/node(\d*)")
-_GO_ATOI = re.compile(r"[+-]?[0-9]+")
-_SCAN_INT = re.compile(r"[ \t\r]*([+-]?[0-9]+)")
-_SCAN_SIZE = re.compile(r"[ \t\r]*([0-9]+)K")
-_MEMTOTAL = re.compile(r"MemTotal:\s*([0-9]+) kB")
-_CPUINFO_CORE = re.compile(r"^core id\s*:\s*([0-9]+)$", re.MULTILINE)
-_CPUINFO_SOCKET = re.compile(r"^physical id\s*:\s*([0-9]+)$", re.MULTILINE)
-_MAX_INT = (1 << 63) - 1
-_MAX_U64 = (1 << 64) - 1
-_GO_WHITESPACE = " \t\n\v\f\r\x85\xa0"
-_LEVEL_2 = 2
-
-
-class _MissingError(Exception):
-    """A file that does not exist (cadvisor's ``os.IsNotExist``)."""
-
-
-class _BrokenError(Exception):
-    """cadvisor returns an error: the whole topology is lost."""
-
-
-class CadvisorNotes:
-    """What cadvisor logged while reading (skipped CPUs, nodes without CPUs, ...)."""
-
-    def __init__(self) -> None:
-        self._lines: dict[str, list[int]] = {}
-
-    def add(self, line: str) -> None:
-        self._lines.setdefault(line, [])
-
-    def skip(self, cpu: int, missing: str) -> None:
-        """cadvisor leaves ``cpu`` out because its ``missing`` file does not exist."""
-        self._lines.setdefault(f"cadvisor skips CPUs {{cpus}}: no {missing} file", []).append(cpu)
-
-    @property
-    def lines(self) -> list[str]:
-        return [
-            line.replace("{cpus}", str(CPUSet(cpus))) if cpus else line
-            for line, cpus in self._lines.items()
-        ]
-
-
-def _go_atoi(text: str, what: str) -> int:
-    if _GO_ATOI.fullmatch(text) is None or abs(int(text)) > _MAX_INT:
-        msg = f"{what} is {text!r}, not an integer (strconv.Atoi: invalid syntax)"
-        raise _BrokenError(msg)
-    return int(text)
-
-
-def _scan_int(text: str, what: str) -> int:
-    match = _SCAN_INT.match(text)
-    if match is None:
-        msg = f"{what} is {text.strip()!r}, not an integer"
-        raise _BrokenError(msg)
-    return int(match.group(1))
-
-
-def is_s390_tree(system: Path) -> bool:
-    """True when the tree is an s390x machine's (its CPUs have ``topology/book_id``)."""
-    cpu_root = system / "cpu"
-    try:
-        names = sorted(os.listdir(cpu_root))
-    except OSError:
-        return False
-    return any(
-        _glob_match(name, "cpu") and os.path.exists(cpu_root / name / "topology/book_id")
-        for name in names
-    )
-
-
-def _glob_match(name: str, prefix: str) -> bool:
-    """Go's ``filepath.Match(prefix + "*[0-9]", name)``."""
-    return len(name) > len(prefix) and name.startswith(prefix) and name[-1] in "0123456789"
-
-
-class _Tree:
-    """cadvisor's fixed paths (``/sys/devices/system/...``) mapped into the tree."""
-
-    def __init__(self, files: SysfsFiles, system: Path) -> None:
-        self.files = files
-        self.system = system
-        self.cpu_root = system / "cpu"
-
-    def real(self, logical: str) -> Path:
-        """A path cadvisor would open (``/sys/devices/system/<rest>``) in the tree."""
-        return self.system / logical.removeprefix("/sys/devices/system/")
-
-    def raw(self, logical: str) -> str:
-        """A file's text as ``os.ReadFile`` gives it; _MissingError / _BrokenError otherwise."""
-        path = self.real(logical)
-        try:
-            return read_small_file(path).decode("utf-8", errors="replace")
-        except FileNotFoundError as err:
-            raise _MissingError(logical) from err
-        except OSError as err:
-            msg = f"{self.files.rel(path)} cannot be read ({err.strerror or err})"
-            raise _BrokenError(msg) from err
-
-    def trimmed(self, logical: str) -> str:
-        return self.raw(logical).strip(_GO_WHITESPACE)
-
-    def glob(self, logical_dir: str, prefix: str) -> list[str]:
-        """``filepath.Glob(dir/prefix*[0-9])``: logical paths in name order."""
-        try:
-            names = os.listdir(self.real(logical_dir))
-        except OSError:
-            return []
-        return [f"{logical_dir}/{name}" for name in sorted(names) if _glob_match(name, prefix)]
-
-    def listdir(self, logical: str) -> list[str]:
-        try:
-            return sorted(os.listdir(self.real(logical)))
-        except FileNotFoundError as err:
-            raise _MissingError(logical) from err
-        except OSError as err:
-            msg = f"{logical} cannot be listed ({err.strerror or err})"
-            raise _BrokenError(msg) from err
-
 
 class _Reader:
-    def __init__(self, tree: _Tree, notes: CadvisorNotes, *, s390: bool) -> None:
+    def __init__(self, tree: CadvisorTree, notes: CadvisorNotes, *, s390: bool) -> None:
         self.tree = tree
         self.notes = notes
         self.s390 = s390
@@ -189,17 +88,17 @@ class _Reader:
         if self._online is None:
             try:
                 self._online = (True, self.tree.raw("/sys/devices/system/cpu/online"))
-            except _MissingError:
+            except MissingFileError:
                 self._online = (False, "")
-            except _BrokenError:
+            except CadvisorFailedError:
                 self._online = (True, "")
         present, text = self._online
         if not present:
             return True
-        match = _CPU_ID.search(cpu_dir)
+        match = CPU_ID.search(cpu_dir)
         if match is None:
             return False
-        return _listed(text, int(match.group(1)) & 0xFFFF)
+        return online_listed(text, int(match.group(1)) & 0xFFFF)
 
     # --- cores ---------------------------------------------------------------------------
 
@@ -209,16 +108,16 @@ class _Reader:
     def cores(self, cpu_dirs: list[str]) -> list[dict[str, Any]]:
         cores: list[dict[str, Any]] = []
         for cpu_dir in cpu_dirs:
-            match = _CPU_IN_PATH.search(cpu_dir)
+            match = CPU_IN_PATH.search(cpu_dir)
             if match is None:
                 msg = f"unexpected format of CPU directory {cpu_dir}"
-                raise _BrokenError(msg)
+                raise CadvisorFailedError(msg)
             cpu = int(match.group(1))
             if not self.is_online(cpu_dir):
                 continue
             try:
-                core_id = _go_atoi(self._topology_value(cpu_dir, "core_id"), f"{cpu_dir} core_id")
-                package = _go_atoi(
+                core_id = go_atoi(self._topology_value(cpu_dir, "core_id"), f"{cpu_dir} core_id")
+                package = go_atoi(
                     self._topology_value(cpu_dir, "physical_package_id"),
                     f"{cpu_dir} physical_package_id",
                 )
@@ -226,7 +125,7 @@ class _Reader:
                 if self.s390:
                     book = self._topology_value(cpu_dir, "book_id")
                     drawer = self._topology_value(cpu_dir, "drawer_id")
-            except _MissingError as missing:
+            except MissingFileError as missing:
                 self.notes.skip(cpu, str(missing.args[0]).split("/topology/")[-1])
                 continue
             found = None
@@ -258,21 +157,21 @@ class _Reader:
         base = f"/sys/devices/system/cpu/cpu{cpu}/cache/{name}"
         cache_id = 0
         if not self.s390:
-            cache_id = _scan_int(self.tree.raw(f"{base}/id"), f"{base}/id")
+            cache_id = scan_int(self.tree.raw(f"{base}/id"), f"{base}/id")
         size_text = self.tree.raw(f"{base}/size")
-        size_match = _SCAN_SIZE.match(size_text)
-        if size_match is None or int(size_match.group(1)) * 1024 > _MAX_U64:
+        size_match = SCAN_SIZE.match(size_text)
+        if size_match is None or int(size_match.group(1)) * 1024 > MAX_U64:
             msg = f"{base}/size is {size_text.strip()!r}, not <n>K"
-            raise _BrokenError(msg)
-        level = _scan_int(self.tree.raw(f"{base}/level"), f"{base}/level")
+            raise CadvisorFailedError(msg)
+        level = scan_int(self.tree.raw(f"{base}/level"), f"{base}/level")
         kind = self.tree.trimmed(f"{base}/type")
         count = 0
         mask_text = self.tree.raw(f"{base}/shared_cpu_map")
         for raw_word in mask_text.split(","):
-            word = raw_word.strip(_GO_WHITESPACE)
+            word = raw_word.strip(GO_WHITESPACE)
             if re.fullmatch(r"[0-9a-fA-F]{1,16}", word) is None:
                 msg = f"{base}/shared_cpu_map is {mask_text.strip()!r}, not a CPU map"
-                raise _BrokenError(msg)
+                raise CadvisorFailedError(msg)
             count += int(word, 16).bit_count()
         return {
             "cpus": count,
@@ -291,17 +190,17 @@ class _Reader:
             try:
                 names = self.tree.listdir(f"/sys/devices/system/cpu/cpu{cpu}/cache")
                 caches = [self._cache(cpu, n) for n in names if n.startswith("index")]
-            except (_MissingError, _BrokenError) as err:
+            except (MissingFileError, CadvisorFailedError) as err:
                 self.notes.add(
                     f"cadvisor reads no caches of NUMA node {node['node_id']} from CPU {cpu} "
-                    f"on ({_reason(err)})"
+                    f"on ({reason(err)})"
                 )
                 return
             per_core = len(core["thread_ids"])
             per_node = len(cores) * per_core
             for found in caches:
                 cache = found["cache"]
-                if cache["level"] > _LEVEL_2:
+                if cache["level"] > LEVEL_2:
                     if found["cpus"] == per_node:
                         if cache not in node["caches"]:
                             node["caches"].append(cache)
@@ -315,32 +214,32 @@ class _Reader:
     def node_extras(self, node: dict[str, Any], node_dir: str) -> None:
         try:
             meminfo = self.tree.trimmed(f"{node_dir}/meminfo")
-        except (_MissingError, _BrokenError):
+        except (MissingFileError, CadvisorFailedError):
             node["memory"] = 0
         else:
-            match = _MEMTOTAL.search(meminfo)
+            match = MEMTOTAL.search(meminfo)
             if match is None:
                 msg = f"{node_dir}/meminfo has no 'MemTotal: <n> kB' line"
-                raise _BrokenError(msg)
+                raise CadvisorFailedError(msg)
             node["memory"] = int(match.group(1)) * 1024
         node["hugepages"] = self.hugepages(f"{node_dir}/hugepages")
         try:
             distance = self.tree.trimmed(f"{node_dir}/distance")
-        except (_MissingError, _BrokenError):
+        except (MissingFileError, CadvisorFailedError):
             node["distances"] = None
             return
         row = []
         for item in distance.split(" "):
-            if re.fullmatch(r"[0-9]+", item) is None or int(item) > _MAX_U64:
+            if re.fullmatch(r"[0-9]+", item) is None or int(item) > MAX_U64:
                 msg = f"{node_dir}/distance is {distance!r}, not distances"
-                raise _BrokenError(msg)
+                raise CadvisorFailedError(msg)
             row.append(int(item))
         node["distances"] = row
 
     def hugepages(self, directory: str) -> list[dict[str, int]]:
         try:
             names = self.tree.listdir(directory)
-        except (_MissingError, _BrokenError):
+        except (MissingFileError, CadvisorFailedError):
             return []
         found = []
         for name in names:
@@ -348,13 +247,13 @@ class _Reader:
             size_text = parts[1].split("kB")[0] if len(parts) > 1 else ""
             if re.fullmatch(r"[0-9]+", size_text) is None:
                 msg = f"{directory}/{name} is not named hugepages-<n>kB"
-                raise _BrokenError(msg)
+                raise CadvisorFailedError(msg)
             try:
                 value = self.tree.trimmed(f"{directory}/{name}/nr_hugepages")
-            except _MissingError as err:
+            except MissingFileError as err:
                 msg = f"{directory}/{name}/nr_hugepages does not exist"
-                raise _BrokenError(msg) from err
-            pages = _scan_int(value, f"{directory}/{name}/nr_hugepages")
+                raise CadvisorFailedError(msg) from err
+            pages = scan_int(value, f"{directory}/{name}/nr_hugepages")
             found.append({"num_pages": pages, "page_size": int(size_text)})
         return found
 
@@ -365,12 +264,12 @@ class _Reader:
         nodes = []
         logical = 0
         for node_dir in node_dirs:
-            match = _NODE_IN_PATH.search(node_dir)
+            match = NODE_IN_PATH.search(node_dir)
             if match is None or not match.group(1):
                 msg = f"unexpected NUMA node directory {node_dir}"
-                raise _BrokenError(msg)
+                raise CadvisorFailedError(msg)
             node: dict[str, Any] = {
-                "node_id": _go_atoi(match.group(1), node_dir),
+                "node_id": go_atoi(match.group(1), node_dir),
                 "memory": 0,
                 "hugepages": [],
                 "cores": [],
@@ -395,17 +294,17 @@ class _Reader:
         cpu_dirs = self.tree.glob("/sys/devices/system/cpu", "cpu")
         if not cpu_dirs:
             msg = "no cpuN directory under sys/devices/system/cpu"
-            raise _BrokenError(msg)
+            raise CadvisorFailedError(msg)
         by_package: dict[int, list[str]] = {}
         for cpu_dir in cpu_dirs:
             try:
                 text = self._topology_value(cpu_dir, "physical_package_id")
-            except _MissingError:
-                match = _CPU_IN_PATH.search(cpu_dir)
+            except MissingFileError:
+                match = CPU_IN_PATH.search(cpu_dir)
                 if match is not None:
                     self.notes.skip(int(match.group(1)), "physical_package_id")
                 continue
-            by_package.setdefault(_go_atoi(text, f"{cpu_dir} physical_package_id"), []).append(
+            by_package.setdefault(go_atoi(text, f"{cpu_dir} physical_package_id"), []).append(
                 cpu_dir
             )
         if not by_package:
@@ -437,10 +336,10 @@ class _Reader:
         present, online = self._online_text()
         uniques = set()
         for cpu_dir in self.tree.glob("/sys/devices/system/cpu", "cpu"):
-            match = _CPU_ID.search(cpu_dir)
+            match = CPU_ID.search(cpu_dir)
             if match is None:
                 return 0
-            if present and not _listed(online, int(match.group(1)) & 0xFFFF):
+            if present and not online_listed(online, int(match.group(1)) & 0xFFFF):
                 continue
             value = self._or_zero(f"{cpu_dir}/topology/{name}")
             package = self._or_zero(f"{cpu_dir}/topology/physical_package_id")
@@ -450,44 +349,16 @@ class _Reader:
     def _online_text(self) -> tuple[bool, str]:
         try:
             return True, self.tree.raw("/sys/devices/system/cpu/online")
-        except _MissingError:
+        except MissingFileError:
             return False, ""
-        except _BrokenError:
+        except CadvisorFailedError:
             return True, ""
 
     def _or_zero(self, logical: str) -> str:
         try:
-            return self.tree.raw(logical).strip(_GO_WHITESPACE)
-        except (_MissingError, _BrokenError):
+            return self.tree.raw(logical).strip(GO_WHITESPACE)
+        except (MissingFileError, CadvisorFailedError):
             return "0"
-
-
-def _listed(text: str, cpu: int) -> bool:
-    """runc's online-list check as cadvisor uses it: stops at the first malformed item."""
-    content = text.strip(_GO_WHITESPACE)
-    if not text:
-        return False
-    for item in content.split(","):
-        bounds = item.split("-", 2)
-        if len(bounds) == 3 or any(re.fullmatch(r"[0-9]+", b) is None for b in bounds):
-            return False
-        numbers = [int(b) for b in bounds]
-        if any(n > 0xFFFF for n in numbers):
-            return False
-        if len(numbers) == 2:
-            if numbers[0] > numbers[1]:
-                return False
-            if numbers[0] <= cpu <= numbers[1]:
-                return True
-        elif numbers[0] == cpu:
-            return True
-    return False
-
-
-def _reason(err: Exception) -> str:
-    if isinstance(err, _MissingError):
-        return f"{err.args[0]} does not exist"
-    return str(err.args[0])
 
 
 def read_machine_info(root: Path, *, s390: bool | None = None) -> tuple[dict[str, Any], list[str]]:
@@ -495,7 +366,7 @@ def read_machine_info(root: Path, *, s390: bool | None = None) -> tuple[dict[str
     cadvisor logged. ``s390`` forces the s390x rules (default: decided from the tree)."""
     files = SysfsFiles(Path(root))
     system = files.system_dir()
-    tree = _Tree(files, system)
+    tree = CadvisorTree(files, system)
     if s390 is None:
         s390 = is_s390_tree(system)
     notes = CadvisorNotes()
@@ -506,7 +377,7 @@ def read_machine_info(root: Path, *, s390: bool | None = None) -> tuple[dict[str
         cpuinfo = ""
     try:
         nodes, logical = reader.nodes()
-    except _BrokenError as err:
+    except CadvisorFailedError as err:
         msg = (
             f"cadvisor cannot read this node's topology ({err.args[0]}); the kubelet gets no "
             "CPU topology and its static CPU manager policy fails: could not detect number "
@@ -515,8 +386,8 @@ def read_machine_info(root: Path, *, s390: bool | None = None) -> tuple[dict[str
         raise MachineError(msg) from err
     info = {
         "num_cores": logical,
-        "num_physical_cores": reader.unique_count(cpuinfo, _CPUINFO_CORE, "core_id"),
-        "num_sockets": reader.unique_count(cpuinfo, _CPUINFO_SOCKET, "physical_package_id"),
+        "num_physical_cores": reader.unique_count(cpuinfo, CPUINFO_CORE, "core_id"),
+        "num_sockets": reader.unique_count(cpuinfo, CPUINFO_SOCKET, "physical_package_id"),
         "topology": nodes,
     }
     return info, notes.lines

@@ -8,7 +8,8 @@ differences in the result's ``warnings``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,8 +74,8 @@ def explain_differences(
     left_out = kernel.all_cpus - kubelet.all_cpus
     if left_out:
         notes.append(
-            f"the kubelet does not know CPUs {left_out} (cadvisor skipped them), which the "
-            "kernel has online; it never allocates them"
+            f"the kubelet does not know CPUs {left_out} (cadvisor skipped them, or found them "
+            "in no NUMA node's cpuN links), which the kernel has online; it never allocates them"
         )
     extra = kubelet.all_cpus - kernel.all_cpus
     if extra:
@@ -151,13 +152,17 @@ def explain_differences(
     return notes
 
 
-def kubelet_topology(root: Path, *, s390: bool | None = None) -> CPUTopology:
+def kubelet_topology(
+    root: Path,
+    *,
+    kernel_view: Callable[[], CPUTopology] | None = None,
+    s390: bool | None = None,
+) -> CPUTopology:
     """The topology the kubelet gets on the node whose sysfs is under ``root``.
 
-    ``warnings`` hold what cadvisor logged and where this view differs from the kernel's.
-    ``s390`` forces cadvisor's s390x rules on or off (default: decided from the tree)."""
-    from cpumanager.adapters.sysfs.reader import SysfsReader
-
+    ``warnings`` hold what cadvisor logged and where this view differs from the kernel's
+    (read by ``kernel_view``, when given). ``s390`` forces cadvisor's s390x rules on or off
+    (default: decided from the tree)."""
     machine_info, logged = read_machine_info(root, s390=s390)
     try:
         topology = topology_from_cadvisor(machine_info)
@@ -175,10 +180,10 @@ def kubelet_topology(root: Path, *, s390: bool | None = None) -> CPUTopology:
             "read the kernel's view with --topology-view kernel"
         )
         raise MachineError(msg)
-    try:
-        kernel: CPUTopology | None = SysfsReader(root, view="kernel").read()
-    except MachineError:
-        kernel = None
+    kernel: CPUTopology | None = None
+    if kernel_view is not None:
+        with contextlib.suppress(MachineError):
+            kernel = kernel_view()
     differences = [] if kernel is None else explain_differences(topology, kernel, machine_info)
     return CPUTopology(
         topology.cpus.values(),
