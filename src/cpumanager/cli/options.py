@@ -42,6 +42,7 @@ __all__ = [
     "load_topology",
     "machine_options",
     "output_option",
+    "topology_view",
     "topology_view_option",
 ]
 
@@ -101,10 +102,17 @@ def output_option(*choices: Any) -> Any:
     return _output_decorator(names)
 
 
-def _use_view(ctx: click.Context, param: click.Parameter, value: str) -> None:
-    from cpumanager.adapters.sysfs import set_default_view
+_VIEW_KEY = "cpumanager.topology_view"
 
-    set_default_view(value)
+
+def _use_view(ctx: click.Context, param: click.Parameter, value: str) -> None:
+    ctx.meta[_VIEW_KEY] = value
+
+
+def topology_view() -> str:
+    """The ``--topology-view`` of the running command (``kubelet`` outside one)."""
+    ctx = click.get_current_context(silent=True)
+    return "kubelet" if ctx is None else str(ctx.meta.get(_VIEW_KEY, "kubelet"))
 
 
 def topology_view_option(func: F) -> F:
@@ -170,7 +178,7 @@ def load_topology(*, sysfs: Path | None, machine: str | None) -> CPUTopology:
         return get_preset(machine)  # raises MachineError listing the preset names
     from cpumanager.adapters.sysfs import SysfsReader
 
-    return SysfsReader(sysfs if sysfs is not None else Path("/")).read()
+    return SysfsReader(sysfs if sysfs is not None else Path("/"), view=topology_view()).read()
 
 
 def emit_json(obj: object) -> None:

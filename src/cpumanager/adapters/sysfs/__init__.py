@@ -8,7 +8,7 @@ turns that into the kubelet's topology, the default view.
 
 from cpumanager.adapters.sysfs.files import parse_hex_mask
 from cpumanager.adapters.sysfs.grouping import CacheFacts, CPUFacts
-from cpumanager.adapters.sysfs.reader import VIEWS, SysfsReader, discover, set_default_view
+from cpumanager.adapters.sysfs.reader import VIEWS, SysfsReader, discover
 
 __all__ = [
     "VIEWS",
@@ -17,5 +17,4 @@ __all__ = [
     "SysfsReader",
     "discover",
     "parse_hex_mask",
-    "set_default_view",
 ]

@@ -36,7 +36,6 @@ from __future__ import annotations
 import platform
 import re
 from collections.abc import Mapping
-from contextvars import ContextVar
 from pathlib import Path
 
 from cpumanager.adapters.sysfs.files import CPU_DIR, SysfsFiles
@@ -53,30 +52,20 @@ from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.topology import CPUInfo, CPUTopology
 from cpumanager.errors import MachineError
 
-__all__ = ["VIEWS", "SysfsReader", "discover", "set_default_view"]
+__all__ = ["VIEWS", "SysfsReader", "discover"]
 
 
 VIEWS = ("kubelet", "kernel")
-_DEFAULT_VIEW: ContextVar[str] = ContextVar("topology_view", default="kubelet")
-
-
-def set_default_view(view: str) -> None:
-    """The view readers take when given none (the CLI's ``--topology-view``)."""
-    if view not in VIEWS:
-        msg = f"unknown topology view {view!r}; give one of {', '.join(VIEWS)}"
-        raise MachineError(msg)
-    _DEFAULT_VIEW.set(view)
 
 
 class SysfsReader:
     """Reads the CPU topology under ``root`` (the directory that holds ``sys/``).
 
-    ``view="kubelet"`` (the default, see :func:`set_default_view`) gives what the kubelet
+    ``view="kubelet"`` (the default) gives what the kubelet
     gets from cadvisor on that node, with warnings saying where it differs from the kernel's;
     ``view="kernel"`` follows the kernel's sibling masks by the rules above."""
 
-    def __init__(self, root: Path = Path("/"), *, view: str | None = None) -> None:
-        view = _DEFAULT_VIEW.get() if view is None else view
+    def __init__(self, root: Path = Path("/"), *, view: str = "kubelet") -> None:
         if view not in VIEWS:
             msg = f"unknown topology view {view!r}; give one of {', '.join(VIEWS)}"
             raise MachineError(msg)
@@ -197,7 +186,7 @@ class SysfsReader:
         )
 
 
-def discover(root: Path = Path("/"), *, view: str | None = None) -> CPUTopology:
+def discover(root: Path = Path("/"), *, view: str = "kubelet") -> CPUTopology:
     """This machine's topology from ``root``/sys as the kubelet sees it (``view="kernel"``:
     the kernel's sibling masks); oddities and differences are in the result's ``warnings``."""
     return SysfsReader(root, view=view).read()
