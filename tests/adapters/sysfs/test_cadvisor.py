@@ -224,3 +224,23 @@ def test_a_cache_without_id_ends_that_nodes_cache_reading(tmp_path: Path) -> Non
     assert any("from CPU 2 on" in note for note in notes)
     write(root / "sys/devices/system/cpu/cpu2/cache/index3/id", "1\n")
     assert discover(root).num_uncore_caches == 2
+
+
+@pytest.mark.parametrize(
+    ("file", "text", "uncore", "size"),
+    [
+        # an id beyond an int: Sscanf fails, cadvisor stops reading caches at that core
+        ("cpu2/cache/index1/id", "99999999999999999999999999", [1, 1, 0, 0], 8 << 20),
+        # 2^54 K: the byte count wraps around 2^64 to 0, as Go's uint64 product does
+        ("cpu0/cache/index3/size", "18014398509481984K", [1, 1, 1, 1], 0),
+    ],
+)
+def test_go_number_rules(
+    tmp_path: Path, file: str, text: str, uncore: list[int], size: int
+) -> None:
+    root = CASES["l3-split"](tmp_path)
+    write(root / "sys/devices/system/cpu" / file, text + "\n")
+    info, _ = read_machine_info(root)
+    cores = info["topology"][0]["cores"]
+    assert [len(core["uncore_caches"]) for core in cores] == uncore
+    assert cores[0]["uncore_caches"][0]["size"] == size

@@ -160,16 +160,17 @@ class _Reader:
             cache_id = scan_int(self.tree.raw(f"{base}/id"), f"{base}/id")
         size_text = self.tree.raw(f"{base}/size")
         size_match = SCAN_SIZE.match(size_text)
-        if size_match is None or int(size_match.group(1)) * 1024 > MAX_U64:
+        if size_match is None or int(size_match.group(1)) > MAX_U64:
             msg = f"{base}/size is {size_text.strip()!r}, not <n>K"
             raise CadvisorFailedError(msg)
+        size = int(size_match.group(1)) * 1024 & MAX_U64  # Go's uint64 product wraps
         level = scan_int(self.tree.raw(f"{base}/level"), f"{base}/level")
         kind = self.tree.trimmed(f"{base}/type")
         count = 0
         mask_text = self.tree.raw(f"{base}/shared_cpu_map")
         for raw_word in mask_text.split(","):
             word = raw_word.strip(GO_WHITESPACE)
-            if re.fullmatch(r"[0-9a-fA-F]{1,16}", word) is None:
+            if re.fullmatch(r"[0-9a-fA-F]+", word) is None or int(word, 16) > MAX_U64:
                 msg = f"{base}/shared_cpu_map is {mask_text.strip()!r}, not a CPU map"
                 raise CadvisorFailedError(msg)
             count += int(word, 16).bit_count()
@@ -177,7 +178,7 @@ class _Reader:
             "cpus": count,
             "cache": {
                 "id": cache_id,
-                "size": int(size_match.group(1)) * 1024,
+                "size": size,
                 "type": kind,
                 "level": level,
             },

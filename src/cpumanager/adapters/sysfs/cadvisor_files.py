@@ -81,8 +81,8 @@ class CadvisorNotes:
 
 
 def go_atoi(text: str, what: str) -> int:
-    if GO_ATOI.fullmatch(text) is None or abs(int(text)) > MAX_INT:
-        msg = f"{what} is {text!r}, not an integer (strconv.Atoi: invalid syntax)"
+    if GO_ATOI.fullmatch(text) is None or not -MAX_INT - 1 <= int(text) <= MAX_INT:
+        msg = f"{what} is {text!r}, not an integer (strconv.Atoi)"
         raise CadvisorFailedError(msg)
     return int(text)
 
@@ -92,7 +92,11 @@ def scan_int(text: str, what: str) -> int:
     if match is None:
         msg = f"{what} is {text.strip()!r}, not an integer"
         raise CadvisorFailedError(msg)
-    return int(match.group(1))
+    value = int(match.group(1))
+    if not -MAX_INT - 1 <= value <= MAX_INT:  # fmt.Sscanf into an int: out of range
+        msg = f"{what} is {text.strip()!r}, out of an integer's range"
+        raise CadvisorFailedError(msg)
+    return value
 
 
 def is_s390_tree(system: Path) -> bool:
