@@ -62,6 +62,7 @@ from cpumanager.adapters.sysfs.cadvisor_files import (
     CadvisorNotes,
     CadvisorTree,
     MissingFileError,
+    dec,
     go_atoi,
     is_s390_tree,
     online_listed,
@@ -72,6 +73,8 @@ from cpumanager.adapters.sysfs.files import SysfsFiles, read_small_file
 from cpumanager.errors import MachineError
 
 __all__ = ["CadvisorNotes", "is_s390_tree", "read_machine_info"]
+
+CPU_NAME = re.compile(r"\bcpu[0-9]+\b")
 
 
 class _Reader:
@@ -160,10 +163,10 @@ class _Reader:
             cache_id = scan_int(self.tree.raw(f"{base}/id"), f"{base}/id")
         size_text = self.tree.raw(f"{base}/size")
         size_match = SCAN_SIZE.match(size_text)
-        if size_match is None or int(size_match.group(1)) > MAX_U64:
+        if size_match is None or dec(size_match.group(1)) > MAX_U64:
             msg = f"{base}/size is {size_text.strip()!r}, not <n>K"
             raise CadvisorFailedError(msg)
-        size = int(size_match.group(1)) * 1024 & MAX_U64  # Go's uint64 product wraps
+        size = dec(size_match.group(1)) * 1024 & MAX_U64  # Go's uint64 product wraps
         level = scan_int(self.tree.raw(f"{base}/level"), f"{base}/level")
         kind = self.tree.trimmed(f"{base}/type")
         count = 0
@@ -192,10 +195,9 @@ class _Reader:
                 names = self.tree.listdir(f"/sys/devices/system/cpu/cpu{cpu}/cache")
                 caches = [self._cache(cpu, n) for n in names if n.startswith("index")]
             except (MissingFileError, CadvisorFailedError) as err:
-                self.notes.add(
-                    f"cadvisor reads no caches of NUMA node {node['node_id']} from CPU {cpu} "
-                    f"on ({reason(err)})"
-                )
+                why = CPU_NAME.sub("cpuN", reason(err))
+                line = "cadvisor reads no cache (or stops reading them) in NUMA node(s) {ids}: "
+                self.notes.add(line + why, node["node_id"])
                 return
             per_core = len(core["thread_ids"])
             per_node = len(cores) * per_core
@@ -222,7 +224,10 @@ class _Reader:
             if match is None:
                 msg = f"{node_dir}/meminfo has no 'MemTotal: <n> kB' line"
                 raise CadvisorFailedError(msg)
-            node["memory"] = int(match.group(1)) * 1024
+            if dec(match.group(1)) > MAX_U64:  # strconv.ParseUint: out of range
+                msg = f"{node_dir}/meminfo's MemTotal is out of range"
+                raise CadvisorFailedError(msg)
+            node["memory"] = dec(match.group(1)) * 1024 & MAX_U64
         node["hugepages"] = self.hugepages(f"{node_dir}/hugepages")
         try:
             distance = self.tree.trimmed(f"{node_dir}/distance")
@@ -231,10 +236,10 @@ class _Reader:
             return
         row = []
         for item in distance.split(" "):
-            if re.fullmatch(r"[0-9]+", item) is None or int(item) > MAX_U64:
+            if re.fullmatch(r"[0-9]+", item) is None or dec(item) > MAX_U64:
                 msg = f"{node_dir}/distance is {distance!r}, not distances"
                 raise CadvisorFailedError(msg)
-            row.append(int(item))
+            row.append(dec(item))
         node["distances"] = row
 
     def hugepages(self, directory: str) -> list[dict[str, int]]:
@@ -246,7 +251,7 @@ class _Reader:
         for name in names:
             parts = name.split("-")
             size_text = parts[1].split("kB")[0] if len(parts) > 1 else ""
-            if re.fullmatch(r"[0-9]+", size_text) is None:
+            if re.fullmatch(r"[0-9]+", size_text) is None or dec(size_text) > MAX_U64:
                 msg = f"{directory}/{name} is not named hugepages-<n>kB"
                 raise CadvisorFailedError(msg)
             try:
@@ -255,7 +260,7 @@ class _Reader:
                 msg = f"{directory}/{name}/nr_hugepages does not exist"
                 raise CadvisorFailedError(msg) from err
             pages = scan_int(value, f"{directory}/{name}/nr_hugepages")
-            found.append({"num_pages": pages, "page_size": int(size_text)})
+            found.append({"num_pages": pages, "page_size": dec(size_text)})
         return found
 
     def nodes(self) -> tuple[list[dict[str, Any]], int]:
@@ -280,8 +285,9 @@ class _Reader:
             cpu_dirs = self.tree.glob(node_dir, "cpu")
             if not cpu_dirs:
                 self.notes.add(
-                    f"cadvisor finds no CPU in NUMA node {node['node_id']} "
-                    "(it reads the node's cpuN links, not its cpulist)"
+                    "cadvisor finds no CPU in NUMA node(s) {ids} "
+                    "(it reads a node's cpuN links, not its cpulist)",
+                    node["node_id"],
                 )
             else:
                 node["cores"] = self.cores(cpu_dirs)

@@ -10,9 +10,10 @@ import re
 from pathlib import Path
 
 from cpumanager.adapters.sysfs.files import SysfsFiles, read_small_file
-from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.cpuset import MAX_CPU_ID, CPUSet
 
 __all__ = [
+    "dec",
     "CPUINFO_CORE",
     "CPUINFO_SOCKET",
     "CPU_ID",
@@ -65,26 +66,39 @@ class CadvisorNotes:
     def __init__(self) -> None:
         self._lines: dict[str, list[int]] = {}
 
-    def add(self, line: str) -> None:
-        self._lines.setdefault(line, [])
+    def add(self, line: str, *ids: int) -> None:
+        """A line; ``{ids}`` in it collects ``ids`` (CPUs or nodes) over every call."""
+        self._lines.setdefault(line, []).extend(ids)
 
     def skip(self, cpu: int, missing: str) -> None:
         """cadvisor leaves ``cpu`` out because its ``missing`` file does not exist."""
-        self._lines.setdefault(f"cadvisor skips CPUs {{cpus}}: no {missing} file", []).append(cpu)
+        self.add(f"cadvisor skips CPUs {{ids}}: no {missing} file", cpu)
 
     @property
     def lines(self) -> list[str]:
-        return [
-            line.replace("{cpus}", str(CPUSet(cpus))) if cpus else line
-            for line, cpus in self._lines.items()
-        ]
+        return [line.replace("{ids}", _id_list(ids)) for line, ids in self._lines.items()]
+
+
+def _id_list(ids: list[int]) -> str:
+    """``0-3,8`` for CPU or node ids (negative ones, as cadvisor's node -1, listed plainly)."""
+    if any(not 0 <= i <= MAX_CPU_ID for i in ids):
+        return ",".join(str(i) for i in sorted(set(ids)))
+    return str(CPUSet(ids))
+
+
+def dec(text: str) -> int:
+    """A decimal of the tree (optional sign, ASCII digits) as an int; one too long for any
+    Go integer comes back as +/-10**30, out of every range checked here."""
+    sign = -1 if text.startswith("-") else 1
+    digits = text.lstrip("+-").lstrip("0") or "0"
+    return sign * (10**30 if len(digits) > 25 else int(digits))
 
 
 def go_atoi(text: str, what: str) -> int:
-    if GO_ATOI.fullmatch(text) is None or not -MAX_INT - 1 <= int(text) <= MAX_INT:
+    if GO_ATOI.fullmatch(text) is None or not -MAX_INT - 1 <= dec(text) <= MAX_INT:
         msg = f"{what} is {text!r}, not an integer (strconv.Atoi)"
         raise CadvisorFailedError(msg)
-    return int(text)
+    return dec(text)
 
 
 def scan_int(text: str, what: str) -> int:
@@ -92,7 +106,7 @@ def scan_int(text: str, what: str) -> int:
     if match is None:
         msg = f"{what} is {text.strip()!r}, not an integer"
         raise CadvisorFailedError(msg)
-    value = int(match.group(1))
+    value = dec(match.group(1))
     if not -MAX_INT - 1 <= value <= MAX_INT:  # fmt.Sscanf into an int: out of range
         msg = f"{what} is {text.strip()!r}, out of an integer's range"
         raise CadvisorFailedError(msg)
@@ -171,7 +185,7 @@ def online_listed(text: str, cpu: int) -> bool:
         bounds = item.split("-", 2)
         if len(bounds) == 3 or any(re.fullmatch(r"[0-9]+", b) is None for b in bounds):
             return False
-        numbers = [int(b) for b in bounds]
+        numbers = [dec(b) for b in bounds]
         if any(n > 0xFFFF for n in numbers):
             return False
         if len(numbers) == 2:

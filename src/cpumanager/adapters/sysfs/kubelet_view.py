@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from cpumanager.adapters.sysfs.cadvisor import read_machine_info
-from cpumanager.core.cpuset import CPUSet
+from cpumanager.core.cpuset import MAX_CPU_ID, CPUSet
 from cpumanager.core.discover import topology_from_cadvisor
 from cpumanager.core.topology import CPUTopology
 from cpumanager.errors import MachineError
@@ -82,8 +82,9 @@ def explain_differences(
         notes.append(f"the kubelet places CPUs {extra}, which the kernel does not have online")
     if kubelet.num_cpus != len(kubelet.all_cpus):
         notes.append(
-            f"the kubelet counts {kubelet.num_cpus} CPUs (cadvisor's count) but places "
-            f"{len(kubelet.all_cpus)}"
+            f"the kubelet counts {kubelet.num_cpus} CPUs (cadvisor's NumCores: without a node "
+            "directory every cpuN directory, offline ones included; a CPU linked from two "
+            f"nodes twice) but places {len(kubelet.all_cpus)}"
         )
     labels = _core_labels(machine_info)
 
@@ -164,6 +165,21 @@ def kubelet_topology(
     (read by ``kernel_view``, when given). ``s390`` forces cadvisor's s390x rules on or off
     (default: decided from the tree)."""
     machine_info, logged = read_machine_info(root, s390=s390)
+    highest = max(
+        (
+            cpu
+            for node in machine_info["topology"]
+            for core in node["cores"]
+            for cpu in core["thread_ids"]
+        ),
+        default=0,
+    )
+    if highest > MAX_CPU_ID:
+        msg = (
+            f"cadvisor reports CPU {highest}, above the largest CPU id this model accepts "
+            f"({MAX_CPU_ID}); is the tree a real machine's?"
+        )
+        raise MachineError(msg)
     try:
         topology = topology_from_cadvisor(machine_info)
     except MachineError as err:
