@@ -251,3 +251,14 @@ def test_go_number_rules(
     cores = info["topology"][0]["cores"]
     assert [len(core["uncore_caches"]) for core in cores] == uncore
     assert cores[0]["uncore_caches"][0]["size"] == size
+
+
+def test_an_s390_cpuinfo_without_book_ids_leaves_the_kubelet_no_cpu(tmp_path: Path) -> None:
+    """On s390x cadvisor needs book_id and drawer_id and skips a CPU without them (rule of
+    its code); the tree says s390 through /proc/cpuinfo's vendor."""
+    cpus = regular(cores=2, threads=1)
+    root = build(tmp_path, cpus, nodes={0: "0-1"}, cpuinfo="vendor_id       : IBM/S390\n")
+    with pytest.raises(MachineError, match="cadvisor skips CPUs 0-1: no book_id file"):
+        discover(root)
+    info, _ = read_machine_info(root, s390=False)
+    assert info["num_cores"] == 2

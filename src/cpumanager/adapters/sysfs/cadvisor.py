@@ -22,7 +22,7 @@ cadvisor's rules, as measured on its code:
 * **Cores**: CPUs sharing (``core_id``, ``physical_package_id``), and on s390x also
   (``book_id``, ``drawer_id``), per node. A CPU without one of these files is skipped; a file
   that is not an integer makes cadvisor fail. s390x is recognised from the tree (``book_id``
-  present), not from this host.
+  present, or the ``IBM/S390`` vendor in ``proc/cpuinfo``), not from this host.
 * **Caches** (read from each core's first thread): ``index*`` entries in name order, each
   needing ``id`` (not on s390x), ``size`` (``<n>K``), ``level``, ``type`` and
   ``shared_cpu_map``. The number of CPUs sharing it (offline included) decides: level above
@@ -374,14 +374,14 @@ def read_machine_info(root: Path, *, s390: bool | None = None) -> tuple[dict[str
     files = SysfsFiles(Path(root))
     system = files.system_dir()
     tree = CadvisorTree(files, system)
-    if s390 is None:
-        s390 = is_s390_tree(system)
-    notes = CadvisorNotes()
-    reader = _Reader(tree, notes, s390=s390)
     try:
         cpuinfo = read_small_file(files.root / "proc/cpuinfo").decode("utf-8", "replace")
     except OSError:
         cpuinfo = ""
+    if s390 is None:
+        s390 = is_s390_tree(system, cpuinfo)
+    notes = CadvisorNotes()
+    reader = _Reader(tree, notes, s390=s390)
     try:
         nodes, logical = reader.nodes()
     except CadvisorFailedError as err:

@@ -113,8 +113,14 @@ def scan_int(text: str, what: str) -> int:
     return value
 
 
-def is_s390_tree(system: Path) -> bool:
-    """True when the tree is an s390x machine's (its CPUs have ``topology/book_id``)."""
+_S390_VENDOR = re.compile(r"^vendor_id\s*:\s*IBM/S390", re.MULTILINE)
+
+
+def is_s390_tree(system: Path, cpuinfo: str = "") -> bool:
+    """True when the tree is an s390x machine's: its CPUs have ``topology/book_id``, or its
+    ``/proc/cpuinfo`` (given as ``cpuinfo``) names the vendor ``IBM/S390``."""
+    if _S390_VENDOR.search(cpuinfo):
+        return True
     cpu_root = system / "cpu"
     try:
         names = sorted(os.listdir(cpu_root))
