@@ -262,3 +262,21 @@ def test_an_s390_cpuinfo_without_book_ids_leaves_the_kubelet_no_cpu(tmp_path: Pa
         discover(root)
     info, _ = read_machine_info(root, s390=False)
     assert info["num_cores"] == 2
+
+
+def test_socket_counts_from_cpuinfo_are_explained(tmp_path: Path) -> None:
+    topology = discover(CASES["cpuinfo-sockets"](tmp_path))
+    assert topology.num_sockets == 2  # two 'physical id' values in /proc/cpuinfo
+    assert any(
+        w.startswith("the kubelet counts 2 sockets (cadvisor counts distinct 'physical id'")
+        and w.endswith("where the kernel has 1")
+        for w in topology.warnings
+    )
+
+
+def test_agreeing_views_say_nothing(tmp_path: Path) -> None:
+    root = CASES["l3-split"](tmp_path)
+    kubelet, kernel = discover(root), discover(root, view="kernel")
+    assert kubelet.warnings == ()
+    assert kubelet.counters() == kernel.counters()
+    assert dict(kubelet.cpus) == dict(kernel.cpus)
