@@ -115,7 +115,7 @@ class _Reader:
             if match is None:
                 msg = f"unexpected format of CPU directory {cpu_dir}"
                 raise CadvisorFailedError(msg)
-            cpu = int(match.group(1))
+            cpu = go_atoi(match.group(1), f"the CPU number of {cpu_dir}")
             if not self.is_online(cpu_dir):
                 continue
             try:
