@@ -60,7 +60,7 @@ def _partition_words(kubelet: Mapping[int, int], kernel: Mapping[int, int], what
         if cpus in kernel_sets:
             continue
         parts = sorted({kernel[cpu] for cpu in cpus})
-        pieces = [str(kernel_groups[part] & cpus) for part in parts]
+        pieces = [str(kernel_groups[part]) for part in parts]  # the kernel's groups it touches
         words.append(f"{what} {key} = CPUs {cpus} (the kernel: {' | '.join(pieces)})")
     return words
 
