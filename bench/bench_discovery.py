@@ -1,8 +1,11 @@
 """Discovery time of SysfsReader on the largest shared sysfs tree (and on this host).
 
 Extracts ../shared/machines/sysfs-dumps.tar.xz to a temporary directory, picks the tree with
-the most CPUs, and prints the best and median of several full reads, plus the same for this
-host's /sys. Skips the shared part gracefully when the archive is absent.
+the most CPUs, and prints the best and median of several full reads in both views (the
+kubelet's, which reads the kernel's too to explain differences, and the kernel's alone), plus
+the same for this host's /sys. The largest tree lacks the node ``cpuN`` links the kubelet's
+view needs; they are restored from ``cpulist`` first (as ``compare_cadvisor.py --linked``).
+Skips the shared part gracefully when the archive is absent.
 
     python bench/bench_discovery.py [DUMPS.tar.xz] [--repeat N]
 """
@@ -16,35 +19,38 @@ import tempfile
 import time
 from pathlib import Path
 
+from compare_cadvisor import restore_node_links
+
 from cpumanager.adapters.sysfs import SysfsReader
 from cpumanager.errors import CpuManagerError
 
 DEFAULT_ARCHIVE = Path(__file__).resolve().parents[2] / "shared/machines/sysfs-dumps.tar.xz"
 
 
-def timed_reads(root: Path, repeat: int) -> tuple[list[float], int, int]:
+def timed_reads(root: Path, repeat: int, view: str) -> tuple[list[float], int, int]:
     """Milliseconds per full read, CPUs and NUMA nodes found."""
     times = []
     topology = None
     for _ in range(repeat):
         start = time.perf_counter()
-        topology = SysfsReader(root).read()
+        topology = SysfsReader(root, view=view).read()
         times.append((time.perf_counter() - start) * 1000)
     assert topology is not None
     return times, len(topology.all_cpus), len(topology.numa_ids())
 
 
 def report(label: str, root: Path, repeat: int) -> None:
-    try:
-        times, cpus, nodes = timed_reads(root, repeat)
-    except CpuManagerError as err:
-        print(f"{label}: could not read: {err.message}")
-        return
-    print(
-        f"{label}: {cpus} CPUs, {nodes} NUMA nodes: best {min(times):.1f} ms, "
-        f"median {statistics.median(times):.1f} ms over {repeat} reads "
-        f"({min(times) / cpus * 1000:.0f} us per CPU)"
-    )
+    for view in ("kubelet", "kernel"):
+        try:
+            times, cpus, nodes = timed_reads(root, repeat, view)
+        except CpuManagerError as err:
+            print(f"{label}, {view} view: could not read: {err.message}")
+            continue
+        print(
+            f"{label}, {view} view: {cpus} CPUs, {nodes} NUMA nodes: best {min(times):.1f} ms, "
+            f"median {statistics.median(times):.1f} ms over {repeat} reads "
+            f"({min(times) / cpus * 1000:.0f} us per CPU)"
+        )
 
 
 def main() -> None:
@@ -60,6 +66,7 @@ def main() -> None:
             largest = max(
                 trees, key=lambda p: len(list((p / "sys/devices/system/cpu").glob("cpu[0-9]*")))
             )
+            restore_node_links(largest)
             report(f"largest shared tree {largest.name}", largest, args.repeat)
     else:
         print(f"skipped the shared trees: {args.archive} not found")

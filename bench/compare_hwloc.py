@@ -154,7 +154,7 @@ def main() -> int:
         for tree in machines:
             start = time.perf_counter()
             try:
-                topology = SysfsReader(tree).read()
+                topology = SysfsReader(tree, view="kernel").read()
             except CpuManagerError as err:
                 print(f"{tree.name:40} LOAD FAILED: {err.message}")
                 continue

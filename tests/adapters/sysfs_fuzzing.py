@@ -11,6 +11,7 @@ that blocks on a FIFO is a finding, not a hang: the timer signal ends it).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import shutil
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from cpumanager.adapters.sysfs import SysfsReader
 from cpumanager.core import limits
+from cpumanager.errors import MachineError
 from tests.adapters.sysfs_tree import regular
 from tests.extender.fuzzing import Tally, case_alarms, judge_case
 
@@ -96,7 +98,10 @@ def run(count: int, seed: int, scratch: Path, *, case_seconds: float = 10.0) -> 
             _damage(rng, root, outside)
 
             def attempt(root: Path = root) -> tuple[str, str]:
-                topology = SysfsReader(root).read()
+                # the kubelet's view too: a clear MachineError (cadvisor fails) or a topology
+                with contextlib.suppress(MachineError):
+                    SysfsReader(root, view="kubelet").read()
+                topology = SysfsReader(root, view="kernel").read()
                 return ("read-with-warnings" if topology.warnings else "read"), ""
 
             judge_case(tally, index, case_seconds, attempt)

@@ -89,6 +89,12 @@ class SysfsTree:
             cache = f"{base}/cache/index{index}"
             self.write(f"{cache}/level", f"{level}\n")
             self.write(f"{cache}/type", f"{kind}\n")
+            # what cadvisor also needs (the kubelet's view): id, size and the hex map
+            sharing = CPUSet.parse(shared) if shared.strip() else CPUSet()
+            self.write(f"{cache}/id", f"{min(sharing, default=cpu)}\n")
+            self.write(f"{cache}/size", "32K\n")
+            if not masks:
+                self.write(f"{cache}/shared_cpu_map", hex_mask(str(sharing)) + "\n")
             if masks:
                 self.write(f"{cache}/shared_cpu_map", hex_mask(shared) + "\n")
             else:
@@ -112,10 +118,15 @@ class SysfsTree:
             if links:
                 for cpu in CPUSet.parse(cpus):
                     (self.root / base / f"cpu{cpu}").mkdir()
-            elif cpumap:
-                self.write(f"{base}/cpumap", hex_mask(cpus) + "\n")
             else:
-                self.write(f"{base}/cpulist", cpus + "\n")
+                if cpumap:
+                    self.write(f"{base}/cpumap", hex_mask(cpus) + "\n")
+                else:
+                    self.write(f"{base}/cpulist", cpus + "\n")
+                for cpu in CPUSet.parse(cpus):  # the kernel's links (all cadvisor reads)
+                    link = self.root / base / f"cpu{cpu}"
+                    if not link.is_symlink():
+                        link.symlink_to(f"../../cpu/cpu{cpu}")
         if memory_kb is not None:
             self.write(
                 f"{base}/meminfo",

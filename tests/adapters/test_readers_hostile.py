@@ -59,7 +59,7 @@ def test_7_a_fifo_in_sysfs_is_a_warning_not_a_hang(tmp_path: Path) -> None:
     path = core_id(tmp_path, 1)
     path.unlink()
     os.mkfifo(path)
-    topology = finishes(lambda: SysfsReader(tmp_path).read())
+    topology = finishes(lambda: SysfsReader(tmp_path, view="kernel").read())
     assert len(topology.all_cpus) == 2
     assert any("core_id" in w and "not a regular file" in w for w in topology.warnings)
 
@@ -69,7 +69,7 @@ def test_7_a_link_to_a_device_is_a_warning(tmp_path: Path) -> None:
     path = core_id(tmp_path, 0)
     path.unlink()
     path.symlink_to("/dev/zero")
-    topology = finishes(lambda: SysfsReader(tmp_path).read())
+    topology = finishes(lambda: SysfsReader(tmp_path, view="kernel").read())
     assert any("not a regular file" in w for w in topology.warnings)
 
 
@@ -78,7 +78,7 @@ def test_7_a_huge_sysfs_file_is_not_read_whole(tmp_path: Path) -> None:
     path = core_id(tmp_path, 0)
     with path.open("wb") as handle:  # sparse: no disk, but read() would return it all
         handle.truncate(limits.MAX_SYSFS_FILE_BYTES + 1)
-    topology = finishes(lambda: SysfsReader(tmp_path).read())
+    topology = finishes(lambda: SysfsReader(tmp_path, view="kernel").read())
     assert any("larger than" in w for w in topology.warnings)
 
 
@@ -87,7 +87,7 @@ def test_7_more_numa_nodes_than_the_cap_are_refused(tmp_path: Path) -> None:
     for node in range(limits.MAX_NUMA_NODES + 1):
         (tmp_path / f"sys/devices/system/node/node{node}").mkdir(parents=True)
     with pytest.raises(MachineError, match="NUMA nodes, over the limit"):
-        SysfsReader(tmp_path).read()
+        SysfsReader(tmp_path, view="kernel").read()
 
 
 # --- 9: confinement to --root ------------------------------------------------------------------

@@ -15,7 +15,7 @@ from tests.adapters.sysfs_tree import SysfsTree, hex_mask, regular
 
 
 def read(root: Path) -> CPUTopology:
-    return SysfsReader(root).read()
+    return SysfsReader(root, view="kernel").read()
 
 
 def groups(topology: CPUTopology, query: str, ids: tuple[int, ...]) -> list[str]:
@@ -256,7 +256,7 @@ def test_modern_file_names_and_die_cluster_facts(tmp_path: Path) -> None:
             die=0,
             cluster=cpu // 2,
         )
-    reader = SysfsReader(tmp_path)
+    reader = SysfsReader(tmp_path, view="kernel")
     facts = reader.read_facts()
     assert facts[3].cluster_id == 1
     assert facts[3].die_id == 0

@@ -45,7 +45,7 @@ def same_machine(ours: CPUTopology, theirs: CPUTopology) -> None:
 )
 def test_presets_read_back_from_their_own_sysfs(tmp_path: Path, name: str) -> None:
     machine = get_preset(name)
-    read = SysfsReader(tree_from_topology(tmp_path, machine).root).read()
+    read = SysfsReader(tree_from_topology(tmp_path, machine).root, view="kernel").read()
     same_machine(read, machine)
     assert read.warnings == ()
     assert read.core_ids() == machine.core_ids()
@@ -71,7 +71,9 @@ def test_generated_machines_read_back(
         cpuless_memory_bytes=[1 << 20],
     )
     with tempfile.TemporaryDirectory() as tmp:
-        read = SysfsReader(tree_from_topology(Path(tmp), machine, masks=masks).root).read()
+        read = SysfsReader(
+            tree_from_topology(Path(tmp), machine, masks=masks).root, view="kernel"
+        ).read()
     same_machine(read, machine)
     assert read.warnings == ()
 
@@ -103,7 +105,7 @@ def _fuzz_case(data: st.DataObject) -> None:
         for path in picked:
             path.write_text(data.draw(GARBAGE))
         try:
-            topology = SysfsReader(root).read()
+            topology = SysfsReader(root, view="kernel").read()
         except MachineError as err:
             message = str(err)
         else:

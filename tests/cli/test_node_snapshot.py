@@ -135,3 +135,20 @@ def test_yaml_format_to_stdout() -> None:
     result = run_main(_args(KUBEADM, "-o", "yaml"))
     assert result.exit_code == 0, result.stderr
     assert yaml.safe_load(result.output)["nodeName"] == "kubeadm-node-1"
+
+
+def test_the_machine_is_the_kubelets_view_unless_the_kernels_is_asked(tmp_path: Path) -> None:
+    import shutil
+
+    node = tmp_path / "node"
+    shutil.copytree(KUBEADM, node, symlinks=True)
+    for core_id in (node / "sys/devices/system/cpu").glob("cpu[0-9]*/topology/core_id"):
+        core_id.write_text("0\n")  # as on s390: cadvisor makes one core per package
+
+    def cores(*extra: object) -> set[int]:
+        result = run_main(_args(node, *extra))
+        assert result.exit_code == 0, result.stderr
+        return {cpu["core"] for cpu in json.loads(result.output)["machine"]["cpus"]}
+
+    # the kubeadm node: 2 packages of 4 cores x 2 threads
+    assert (len(cores()), len(cores("--topology-view", "kernel"))) == (2, 8)

@@ -99,10 +99,12 @@ def test_table_shows_memory_only_nodes_counters_and_big_matrices() -> None:
 def test_sysfs_tree_and_warnings(tmp_path: Path) -> None:
     tree = regular(tmp_path, sockets=1, cores=4, threads=1, numa=False)
     tree.node(0, "0-2", memory_kb=1024)
-    table = run("topology", "--sysfs", tmp_path)
+    table = run("topology", "--sysfs", tmp_path, "--topology-view", "kernel")
     assert table.exit_code == 0
     assert "warning: CPUs 3 are in no NUMA node" in table.output
-    data = json.loads(run("topology", "--sysfs", tmp_path, "-o", "json").output)
+    data = json.loads(
+        run("topology", "--sysfs", tmp_path, "--topology-view", "kernel", "-o", "json").output
+    )
     assert [c["numa"] for c in data["cpus"]] == [0, 0, 0, 0]
     assert data["numa_nodes"][0]["memory_bytes"] == 1 << 20
     assert data["warnings"] == ["CPUs 3 are in no NUMA node; put them in node 0"]
@@ -221,3 +223,16 @@ def test_this_host_agrees_with_lscpu() -> None:
         assert _ours(data, "numa") == _partition(rows, 3)
     else:
         assert len(_ours(data, "numa")) == 1
+
+
+def test_the_kubelets_view_is_the_default_and_kernel_a_switch(tmp_path: Path) -> None:
+    tree = regular(tmp_path, sockets=1, cores=4, threads=1, numa=False)
+    tree.node(0, "0-2", memory_kb=1024)
+    kubelet = run("topology", "--sysfs", tmp_path, "-o", "json")
+    kernel = run("topology", "--sysfs", tmp_path, "--topology-view", "kernel", "-o", "json")
+    assert kubelet.exit_code == kernel.exit_code == 0
+    # cadvisor reads node0's links only; the kernel view puts CPU 3 in node 0
+    assert [c["cpu"] for c in json.loads(kubelet.output)["cpus"]] == [0, 1, 2]
+    assert [c["cpu"] for c in json.loads(kernel.output)["cpus"]] == [0, 1, 2, 3]
+    bad = run("topology", "--sysfs", tmp_path, "--topology-view", "hwloc")
+    assert bad.exit_code == 2

@@ -272,7 +272,7 @@ def build_node(spec: NodeSpec, dest: Path) -> None:
     items = [m for _, m in manifests]
     listing = {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}}
     (dest / "pods.json").write_text(json.dumps({**listing, "items": items}, indent=1) + "\n")
-    topology = SysfsReader(dest).read()
+    topology = SysfsReader(dest, view="kernel").read()
     store = InMemoryStore()
     node = Node(
         topology=topology,

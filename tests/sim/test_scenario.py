@@ -203,3 +203,18 @@ def test_hostile_scenario_yaml_is_a_one_line_error(tmp_path: Path) -> None:
     huge.write_text("events: " + "1" * 5_000)
     with pytest.raises(ScenarioError, match="more than 4300 digits"):
         load_scenario(huge)
+
+
+def test_a_sysfs_machine_is_the_kubelets_view_unless_view_kernel(tmp_path: Path) -> None:
+    from tests.adapters.sysfs.cadvisor_trees import CASES
+
+    CASES["nonuma-2pkg"](tmp_path / "tree")  # cadvisor: one pseudo-node per package
+
+    def numa(machine: dict[str, Any]) -> tuple[int, ...]:
+        raw = {**BASE, "machine": machine}
+        return parse_scenario(raw, source="t", base=tmp_path).topology.numa_ids()
+
+    assert numa({"sysfs": "tree"}) == (0, 1)
+    assert numa({"sysfs": "tree", "view": "kernel"}) == (0,)
+    with pytest.raises(ScenarioError, match="unknown topology view"):
+        numa({"sysfs": "tree", "view": "hwloc"})

@@ -108,6 +108,7 @@ class CollectOptions:
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     kubelet_version: str | None = None
     node_object: Path | None = None
+    topology_view: str = "kubelet"  # how sysfs is read: the kubelet's view or the kernel's
 
 
 def _clip(text: str) -> str:
@@ -175,12 +176,12 @@ def _read_given_file(path: Path, what: str) -> bytes:
 # --- machine ---------------------------------------------------------------------------
 
 
-def _machine(root: Path) -> tuple[dict[str, object] | None, Source]:
+def _machine(root: Path, view: str) -> tuple[dict[str, object] | None, Source]:
     where = str(root / "sys/devices/system")
     if not (root / "sys/devices/system/cpu").is_dir():
         return None, Source("machine", "missing", where, "no sys/devices/system/cpu under --root")
     try:
-        topology = SysfsReader(root).read()
+        topology = SysfsReader(root, view=view).read()
     except MachineError as err:
         return None, Source("machine", "invalid", where, _clip(err.message))
     warnings = "; ".join(topology.warnings)
@@ -392,7 +393,7 @@ def collect_snapshot(
     """Read every source; InputError only for files named in ``options`` that are unusable."""
     node_name, pods, pods_source, pods_version = _pods(options)
     config, config_source = _configuration(options)
-    machine, machine_source = _machine(options.root)
+    machine, machine_source = _machine(options.root, options.topology_view)
     checkpoints, checkpoint_sources = _checkpoints(options.kubelet_root)
     answers, answers_source = _pod_resources(options)
     node_name = node_name or _hostname(options.root)

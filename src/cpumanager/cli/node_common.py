@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 
+from cpumanager.cli.options import topology_view, topology_view_option
+
 if TYPE_CHECKING:
     from cpumanager.nodeview.snapshot import NodeSnapshot
 
@@ -54,6 +56,7 @@ def _where_options(*, root: str, kubelet_root: str, pods: str) -> list[Callable[
             metavar="FILE",
             help=pods,
         ),
+        topology_view_option,
     ]
 
 
@@ -127,7 +130,10 @@ def load_node(
     if live:
         from cpumanager.adapters.node_collect import CollectOptions, collect_snapshot
 
-        return collect_snapshot(CollectOptions(root=root, kubelet_root=kubelet_root, pods=pods))
+        options = CollectOptions(
+            root=root, kubelet_root=kubelet_root, pods=pods, topology_view=topology_view()
+        )
+        return collect_snapshot(options)
     if snapshot is None:
         msg = "give a snapshot file (from 'cpumanager node snapshot') or --live"
         raise SnapshotError(msg)

@@ -15,7 +15,7 @@ import click
 
 from cpumanager.cli.logs import configure, log, log_format_option
 from cpumanager.cli.node_common import node_source_options
-from cpumanager.cli.options import kubeconfig_option
+from cpumanager.cli.options import kubeconfig_option, topology_view
 
 if TYPE_CHECKING:
     from cpumanager.nodeview.snapshot import NodeSnapshot
@@ -186,6 +186,7 @@ def publish(
         watcher.listed.wait(timeout)
         before = watcher.ready
     options = CollectOptions(
+        topology_view=topology_view(),
         root=root,
         kubelet_root=kubelet_root,
         pods=fetched if pods_from_apiserver else pods,

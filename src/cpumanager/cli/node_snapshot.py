@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import click
 
 from cpumanager.cli.node_common import node_source_options
-from cpumanager.cli.options import FormatChoice
+from cpumanager.cli.options import FormatChoice, topology_view
 
 if TYPE_CHECKING:
     from cpumanager.nodeview.snapshot import Source
@@ -122,6 +122,7 @@ def snapshot(
     from cpumanager.nodeview.snapshot import snapshot_to_json
 
     options = CollectOptions(
+        topology_view=topology_view(),
         root=root,
         kubelet_root=kubelet_root,
         pods=pods,

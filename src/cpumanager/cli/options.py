@@ -42,6 +42,8 @@ __all__ = [
     "load_topology",
     "machine_options",
     "output_option",
+    "topology_view",
+    "topology_view_option",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -100,6 +102,34 @@ def output_option(*choices: Any) -> Any:
     return _output_decorator(names)
 
 
+_VIEW_KEY = "cpumanager.topology_view"
+
+
+def _use_view(ctx: click.Context, param: click.Parameter, value: str) -> None:
+    ctx.meta[_VIEW_KEY] = value
+
+
+def topology_view() -> str:
+    """The ``--topology-view`` of the running command (``kubelet`` outside one)."""
+    ctx = click.get_current_context(silent=True)
+    return "kubelet" if ctx is None else str(ctx.meta.get(_VIEW_KEY, "kubelet"))
+
+
+def topology_view_option(func: F) -> F:
+    """Add ``--topology-view kubelet|kernel``: how a sysfs tree is read (the kubelet's view,
+    cadvisor's reading, by default; the kernel's sibling masks on request)."""
+    return click.option(
+        "--topology-view",
+        type=click.Choice(["kubelet", "kernel"]),
+        default="kubelet",
+        show_default=True,
+        expose_value=False,
+        callback=_use_view,
+        help="Read sysfs as the kubelet sees it (through cadvisor, its quirks included) or "
+        "as the kernel's sibling masks say; warnings name where the two differ.",
+    )(func)
+
+
 def machine_options(func: F) -> F:
     """Add ``--sysfs DIR`` and ``--machine NAME|FILE``; giving both is a usage error."""
 
@@ -127,7 +157,7 @@ def machine_options(func: F) -> F:
         help="Read the topology from a copy of sysfs rooted at DIR (holding sys/devices/...) "
         "instead of this host's /.",
     )(with_machine)
-    return cast(F, with_sysfs)
+    return topology_view_option(cast(F, with_sysfs))
 
 
 def load_topology(*, sysfs: Path | None, machine: str | None) -> CPUTopology:
@@ -148,7 +178,7 @@ def load_topology(*, sysfs: Path | None, machine: str | None) -> CPUTopology:
         return get_preset(machine)  # raises MachineError listing the preset names
     from cpumanager.adapters.sysfs import SysfsReader
 
-    return SysfsReader(sysfs if sysfs is not None else Path("/")).read()
+    return SysfsReader(sysfs if sysfs is not None else Path("/"), view=topology_view()).read()
 
 
 def emit_json(obj: object) -> None:

@@ -21,9 +21,11 @@ short ones of our vectors (``id``, ``threads``) are accepted. Node ``memory`` an
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
+from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.topology import CPUInfo, CPUTopology, NUMANodeInfo
 from cpumanager.errors import MachineError
 
@@ -83,7 +85,7 @@ def topology_from_cadvisor(machine_info: Mapping[str, Any]) -> CPUTopology:
         msg = "could not detect number of cpus"
         raise MachineError(msg)
     num_sockets = _field(machine_info, "num_sockets", "NumSockets", default=0)
-    records: list[CPUInfo] = []
+    details: dict[int, tuple[int, int, int, int]] = {}
     nodes: list[NUMANodeInfo] = []
     rows: list[list[int]] = []
     physical_cores = 0
@@ -97,10 +99,8 @@ def topology_from_cadvisor(machine_info: Mapping[str, Any]) -> CPUTopology:
             socket_id = _field(core, "socket_id", "SocketID", default=0)
             uncores = _records(_field(core, "uncore_caches", "UncoreCaches"), "uncore_caches")
             uncore = _field(uncores[0], "id", "Id", default=0) if uncores else socket_id
-            records.extend(
-                CPUInfo(cpu=cpu, core=core_id, socket=socket_id, numa=node_id, l3=uncore)
-                for cpu in threads
-            )
+            for cpu in threads:  # a CPU listed again (in another node) takes the later place
+                details[cpu] = (core_id, socket_id, node_id, uncore)
         memory = _field(node, "memory", "Memory")
         rows.append(_ints(_field(node, "distances", "Distances"), f"node {node_id} distances"))
         nodes.append(
@@ -121,13 +121,54 @@ def topology_from_cadvisor(machine_info: Mapping[str, Any]) -> CPUTopology:
         )
         for node, row in zip(nodes, rows, strict=True)
     ]
+    shifts, warnings = _negative_shifts(details)
+    records = [
+        CPUInfo(
+            cpu=cpu,
+            core=ids[0] + shifts[0],
+            socket=ids[1] + shifts[1],
+            numa=ids[2] + shifts[2],
+            l3=ids[3] + shifts[3],
+        )
+        for cpu, ids in details.items()
+    ]
+    if shifts[2]:
+        nodes = [
+            replace(node, id=node.id + shifts[2], distances=MappingProxyType({})) for node in nodes
+        ]
     return CPUTopology(
         records,
         numa_nodes=nodes,
         num_cpus=num_cpus,
         num_cores=physical_cores,
         num_sockets=num_sockets,
-        num_numa_nodes=len({rec.numa for rec in records}),
-        num_uncore_caches=len({rec.l3 for rec in records}),
+        num_numa_nodes=len({ids[2] for ids in details.values()}),
+        num_uncore_caches=len({ids[3] for ids in details.values()}),
         name="cadvisor",
+        warnings=warnings,
     )
+
+
+_LEVELS = ("core", "socket", "NUMA node", "uncore cache")
+
+
+def _negative_shifts(
+    details: Mapping[int, tuple[int, int, int, int]],
+) -> tuple[tuple[int, int, int, int], list[str]]:
+    """Per level, how much to add to every id so none is negative (order kept), and why.
+
+    cadvisor reports ``-1`` for the package of s390 and some POWER CPUs, and then for the
+    pseudo-node and uncore cache made from it; the kubelet groups those CPUs like any other
+    id. Ids here are non-negative, so such a level is shifted up as a whole."""
+    shifts = [0, 0, 0, 0]
+    warnings = []
+    for level, name in enumerate(_LEVELS):
+        lowest = min((ids[level] for ids in details.values()), default=0)
+        if lowest < 0:
+            shifts[level] = -lowest
+            cpus = CPUSet(cpu for cpu, ids in details.items() if ids[level] < 0)
+            warnings.append(
+                f"cadvisor gives CPUs {cpus} a negative {name} id (down to {lowest}); the "
+                f"kubelet uses it like any other id; here every {name} id is raised by {-lowest}"
+            )
+    return (shifts[0], shifts[1], shifts[2], shifts[3]), warnings

@@ -3,7 +3,8 @@
 A scenario file is YAML or JSON::
 
     machine: {preset: dual-socket-ht}        # or {shape: 2s1n8c2t}, {sysfs: DIR}, {file: PATH},
-                                             # or inline cpus
+                                             # or inline cpus; with sysfs, view: kernel reads
+                                             # the kernel's masks (default: the kubelet's view)
     kubelet: {cpuManagerPolicy: static, reservedSystemCPUs: "0"}   # or {file: PATH}
     devices: {nvidia.com/gpu: {0: 2, 1: 2}}  # optional: device counts (or ids) per NUMA node
     memory: {0: {memory: 64Gi}}              # optional: allocatable memory per NUMA node
@@ -197,7 +198,7 @@ def _machine(raw: object, base: Path) -> CPUTopology:
     if "shape" in spec:
         return get_preset(str(spec["shape"]))
     if "sysfs" in spec:
-        return SysfsReader(base / str(spec["sysfs"])).read()
+        return SysfsReader(base / str(spec["sysfs"]), view=str(spec.get("view", "kubelet"))).read()
     if "file" in spec:
         return read_machine_file(base / str(spec["file"]))
     if "cpus" in spec:

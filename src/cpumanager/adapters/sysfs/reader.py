@@ -46,18 +46,30 @@ from cpumanager.adapters.sysfs.grouping import (
     group_l3,
     group_sockets,
 )
+from cpumanager.adapters.sysfs.kubelet_view import kubelet_topology
 from cpumanager.adapters.sysfs.numa import read_numa
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.topology import CPUInfo, CPUTopology
 from cpumanager.errors import MachineError
 
-__all__ = ["SysfsReader", "discover"]
+__all__ = ["VIEWS", "SysfsReader", "discover"]
+
+
+VIEWS = ("kubelet", "kernel")
 
 
 class SysfsReader:
-    """Reads the CPU topology under ``root`` (the directory that holds ``sys/``)."""
+    """Reads the CPU topology under ``root`` (the directory that holds ``sys/``).
 
-    def __init__(self, root: Path = Path("/")) -> None:
+    ``view="kubelet"`` (the default) gives what the kubelet
+    gets from cadvisor on that node, with warnings saying where it differs from the kernel's;
+    ``view="kernel"`` follows the kernel's sibling masks by the rules above."""
+
+    def __init__(self, root: Path = Path("/"), *, view: str = "kubelet") -> None:
+        if view not in VIEWS:
+            msg = f"unknown topology view {view!r}; give one of {', '.join(VIEWS)}"
+            raise MachineError(msg)
+        self.view = view
         self._root = Path(root)
         self._files = SysfsFiles(self._root)
         self.warnings: list[str] = []
@@ -135,6 +147,13 @@ class SysfsReader:
 
     def read(self) -> CPUTopology:
         """Discover the machine; oddities become ``warnings`` on the result (and here)."""
+        if self.view == "kubelet":
+            root = self._root
+            topology = kubelet_topology(
+                root, kernel_view=lambda: SysfsReader(root, view="kernel").read()
+            )
+            self.warnings = list(topology.warnings)
+            return topology
         self._files.clear()
         facts = self.read_facts()
         online = CPUSet(facts)
@@ -167,6 +186,7 @@ class SysfsReader:
         )
 
 
-def discover(root: Path = Path("/")) -> CPUTopology:
-    """This machine's topology from ``root``/sys (oddities are in the result's ``warnings``)."""
-    return SysfsReader(root).read()
+def discover(root: Path = Path("/"), *, view: str = "kubelet") -> CPUTopology:
+    """This machine's topology from ``root``/sys as the kubelet sees it (``view="kernel"``:
+    the kernel's sibling masks); oddities and differences are in the result's ``warnings``."""
+    return SysfsReader(root, view=view).read()
