@@ -308,7 +308,9 @@ def ours(case: dict[str, Any]) -> dict[str, Any]:
             answer["errors"] = ["; ".join(refusals)]
             return answer
         kubelet = kubelet.with_gate_values(versions.gate_values(RELEASE, kubelet.feature_gates))
-        node = Node(topology=_topology(case["machine"]), kubelet=kubelet, store=store)
+        node = Node(
+            topology=_topology(case["machine"]), kubelet=kubelet, store=store, release=RELEASE
+        )
         node.start(active_pods=lambda: tuple(active))
     except CpuManagerError as err:
         answer["errors"] = [err.message]
@@ -468,10 +470,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--harness", help="the kubelet harness binary")
     parser.add_argument("--answers", help="read the harness' answers from this file instead")
     parser.add_argument("--cases-out", help="write the cases here (JSONL)")
+    parser.add_argument("--cases-in", help="read the cases from this file (JSONL) instead")
     parser.add_argument("--only", help="run only this case id")
     parser.add_argument("--limit", type=int, default=40, help="differences printed")
     args = parser.parse_args(argv)
-    cases = generate(args.seed, args.cases)
+    if args.cases_in:
+        text = Path(args.cases_in).read_text()
+        cases = [json.loads(line) for line in text.splitlines() if line.strip()]
+        for case in cases:
+            case["machine"].setdefault("shape", "given")
+    else:
+        cases = generate(args.seed, args.cases)
     if args.only:
         cases = [c for c in cases if c["id"] == args.only]
     if args.cases_out:

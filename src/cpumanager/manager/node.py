@@ -13,7 +13,9 @@ hands over and a new ``Node(state=...)`` (a restart) takes back.
 Construction validates the configuration in the kubelet's order (CPU manager policy and
 options, reservation, topology manager policy / scope / options and NUMA limit, memory
 manager) and fails with the kubelet's error meaning. Providers are registered in the
-kubelet's order: CPU manager, memory manager, device manager.
+kubelet's order: CPU manager, memory manager, device manager. ``release`` (default: the
+newest) selects one kubelet release's static policy option levels and allocation rules
+(``core.versions``, keys ``option.*`` and ``alloc.*``).
 
 The PodLevelResources gate (beta, on by default in 1.34) reaches the static CPU policy and
 the memory provider as a flag; with it off, a pod with pod-level resources is refused after
@@ -24,9 +26,10 @@ the resource-allocation one), with reason ``PodLevelResourcesNotSupported``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from cpumanager.core.allocation.options import StaticPolicyOptions
+from cpumanager.core import versions
+from cpumanager.core.allocation.options import Maturity, StaticPolicyOptions
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.devices import Device, DeviceState
 from cpumanager.core.hints.hint import TopologyHint
@@ -98,8 +101,39 @@ class Placement:
     devices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # ids by resource
 
 
-def build_cpu_policy(topology: CPUTopology, kubelet: KubeletConfig) -> Policy:
-    """The CPU manager policy the kubelet would build from this configuration."""
+_LEVELS = {"alpha": Maturity.ALPHA, "beta": Maturity.BETA, "ga": Maturity.STABLE}
+
+
+def _release_options(
+    raw: Mapping[str, str], kubelet: KubeletConfig, release: versions.Release | None
+) -> StaticPolicyOptions:
+    """The static policy options as kubelet ``release`` parses and runs them (None: the
+    newest): its option levels, and its allocation rules (core/versions.py ``alloc.*``)."""
+    alpha = kubelet.feature_gate("CPUManagerPolicyAlphaOptions", default=False)
+    beta = kubelet.feature_gate("CPUManagerPolicyBetaOptions", default=True)
+    if release is None:
+        return StaticPolicyOptions.parse(raw, alpha_enabled=alpha, beta_enabled=beta)
+    profile = versions.profile(release, kubelet.feature_gates)
+    levels = {
+        name: _LEVELS[level]
+        for name, level in profile.options.items()
+        if level in _LEVELS and name in raw
+    }
+    options = StaticPolicyOptions.parse(
+        raw, alpha_enabled=alpha, beta_enabled=beta, maturity_of=levels
+    )
+    return replace(
+        options,
+        uncore_odd_requests=profile.uncore_partial != "floor",
+        distributed_by_socket=profile.distributed_socket != "ignored",
+    )
+
+
+def build_cpu_policy(
+    topology: CPUTopology, kubelet: KubeletConfig, *, release: versions.Release | None = None
+) -> Policy:
+    """The CPU manager policy the kubelet would build from this configuration; ``release``
+    picks that kubelet's option levels and allocation rules (default: the newest)."""
     if kubelet.cpu_manager_policy == "none":
         if kubelet.cpu_manager_policy_options:
             msg = "None policy: received unsupported options; remove cpuManagerPolicyOptions"
@@ -109,11 +143,7 @@ def build_cpu_policy(topology: CPUTopology, kubelet: KubeletConfig) -> Policy:
         msg = f'unknown policy: "{kubelet.cpu_manager_policy}"; use "none" or "static"'
         raise ConfigError(msg)
     kubelet.check_reserved_cpus_on(topology.all_cpus)
-    options = StaticPolicyOptions.parse(
-        kubelet.cpu_manager_policy_options,
-        alpha_enabled=kubelet.feature_gate("CPUManagerPolicyAlphaOptions", default=False),
-        beta_enabled=kubelet.feature_gate("CPUManagerPolicyBetaOptions", default=True),
-    )
+    options = _release_options(kubelet.cpu_manager_policy_options, kubelet, release)
     return StaticPolicy(
         topology,
         options=options,
@@ -149,11 +179,12 @@ class Node:
         observer: Observer = NULL_OBSERVER,
         clock: Callable[[], float] | None = None,
         state: NodeState | None = None,
+        release: versions.Release | None = None,
     ) -> None:
         resources = resources or NodeResources()
         self.topology = topology
         self.kubelet = kubelet
-        policy = build_cpu_policy(topology, kubelet)
+        policy = build_cpu_policy(topology, kubelet, release=release)
         numa_ids = topology.numa_ids()
         distances = {node.id: dict(node.distances) for node in topology.numa_nodes}
         have_distances = topology.has_distances()

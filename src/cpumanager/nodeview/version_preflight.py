@@ -114,7 +114,9 @@ def _config_findings(
                 found.append(Finding(f"cpuManagerPolicyOptions.{option}", "refuse", why))
     for option in sorted(config.topology_manager_policy_options):
         if option in versions.known_options():
-            ok, why = profile.option_available(option)
+            ok, why = profile.option_available(
+                option, levels=config.topology_manager_policy != "none"
+            )
             if not ok:
                 found.append(Finding(f"topologyManagerPolicyOptions.{option}", "refuse", why))
     for gate in sorted(gates):

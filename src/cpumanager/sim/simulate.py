@@ -180,6 +180,7 @@ class _Simulation:
                 observer=self.collector,
                 clock=self.clock,
                 state=self.saved,
+                release=self.scenario.kubelet_version,
             )
             running = [
                 (self.container_id(pod, c.name), pod.uid, c.name)

@@ -289,11 +289,11 @@ class Accumulator:
 
     # --- uncore cache alignment (prefer-align-cpus-by-uncorecache) ----------------------
 
-    def take_uncore_caches(self) -> None:
+    def take_uncore_caches(self, *, odd: bool = True) -> None:
         """Whole uncore caches while a cache's worth is needed, else one cache that fits.
 
         The size test uses the declared ``num_cpus // num_uncore_caches`` (the kubelet's
-        ``CPUsPerUncore``), not the cache's real size.
+        ``CPUsPerUncore``), not the cache's real size. ``odd``: the partial step of 1.34 on.
         """
         per_uncore = self.ix.cpus_per_uncore
         for uncore in self.uncore_order():
@@ -301,20 +301,28 @@ class Accumulator:
                 self.take_full_uncore_caches()
             if self.satisfied():
                 return
-            self.take_partial_uncore(uncore)
+            self.take_partial_uncore(uncore, odd=odd)
             if self.satisfied():
                 return
 
-    def take_partial_uncore(self, uncore: int) -> None:
-        """Take the lowest-numbered cores of one cache if they give exactly what is needed."""
+    def take_partial_uncore(self, uncore: int, *, odd: bool = True) -> None:
+        """Take the lowest-numbered cores of one cache if they give exactly what is needed.
+
+        From 1.34 (``odd``): ``ceil(need / CPUs-per-core)`` cores, one thread left out when
+        that is one too many for an odd request. Before (1.32, 1.33): ``need //
+        CPUs-per-core`` cores, so an odd request (with SMT) never fits.
+        """
         ix, free = self.ix, self.free
         per_core = ix.cpus_per_core
-        cores_needed = -(-self.need // per_core) if per_core else self.need
+        if odd:
+            cores_needed = -(-self.need // per_core) if per_core else self.need
+        else:
+            cores_needed = self.need // per_core if per_core else self.need
         cores = [core for core, bits in ix.l3_cores.get(uncore, ()) if free & bits]
         bits = 0
         for core in cores[:cores_needed]:
             bits |= free & ix.core_bits[core]
-        if self.need % 2 != 0 and per_core > 1 and bits.bit_count() > self.need:
+        if odd and self.need % 2 != 0 and per_core > 1 and bits.bit_count() > self.need:
             bits &= ~(1 << (bits.bit_length() - 1))
         if bits.bit_count() == self.need:
             self.take(bits, f"part of uncore cache {uncore}")

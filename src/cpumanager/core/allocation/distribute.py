@@ -97,12 +97,15 @@ def take_distributed(
     trace: list[str] | None = None,
     literal: bool = False,
     combination_fix: bool = False,
+    cap_shares: bool = True,
 ) -> int:
     """Bitmask of ``count`` CPUs spread evenly over NUMA nodes (see the module docstring).
 
     ``literal`` forces the step-by-step evaluation (the reference for differential tests);
     ``combination_fix`` allocates from the winning combo (k/k#141238) instead of what
-    released kubelets read back from their overwritten slices.
+    released kubelets read back from their overwritten slices. ``cap_shares`` (1.37 on)
+    lowers the even share to what every chosen node still has in whole groups; before,
+    a node that cannot give its share gives nothing and the accounting error follows.
     """
     if group < 1 or count % group != 0:
         if trace is not None:
@@ -131,7 +134,15 @@ def take_distributed(
                     "released kubelets allocate from the combination their walk wrote last "
                     "(k/k#141237), not from the best one"
                 )
-            return _allocate(acc, combo, remainder_nodes, count=count, group=group, spread=spread)
+            return _allocate(
+                acc,
+                combo,
+                remainder_nodes,
+                count=count,
+                group=group,
+                spread=spread,
+                cap_shares=cap_shares,
+            )
     acc.note("no NUMA combination can share the request evenly: packing instead")
     return take_packed(ix, available, count, spread=spread, trace=trace)
 
@@ -144,10 +155,11 @@ def _allocate(
     count: int,
     group: int,
     spread: bool,
+    cap_shares: bool = True,
 ) -> int:
     ix = acc.ix
     share = count // len(combo) // group * group
-    for numa in combo:
+    for numa in combo if cap_shares else ():
         share = min(share, (acc.free & ix.numa_bits[numa]).bit_count() // group * group)
     acc.note(
         f"spreading {count} CPUs over NUMA nodes {','.join(map(str, combo))}: {share} each"

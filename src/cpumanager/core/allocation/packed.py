@@ -38,6 +38,7 @@ def take_packed(
     *,
     spread: bool = False,
     uncore: bool = False,
+    uncore_odd: bool = True,
     trace: list[str] | None = None,
 ) -> int:
     """Bitmask of ``count`` CPUs from ``available``; NotEnoughCPUsError otherwise."""
@@ -63,7 +64,7 @@ def take_packed(
     if acc.satisfied():
         return acc.result
     if uncore:
-        acc.take_uncore_caches()
+        acc.take_uncore_caches(odd=uncore_odd)
         if acc.satisfied():
             return acc.result
     if not spread:

@@ -65,7 +65,8 @@ def _take(
             count,
             group=group,
             spread=spread,
-            align_by_socket=options.align_by_socket,
+            align_by_socket=options.align_by_socket and options.distributed_by_socket,
+            cap_shares=options.distributed_by_socket,
             trace=trace,
             combination_fix=options.distributed_combination_fix,
         )
@@ -76,6 +77,7 @@ def _take(
             count,
             spread=spread,
             uncore=options.prefer_align_cpus_by_uncorecache,
+            uncore_odd=options.uncore_odd_requests,
             trace=trace,
         )
     return bits
