@@ -303,7 +303,8 @@ def ours(case: dict[str, Any]) -> dict[str, Any]:
     active: list[Pod] = []
     try:
         kubelet = KubeletConfig.from_mapping(_kubelet_raw(case))
-        refusals = [f.text for f in config_findings(kubelet, RELEASE) if f.verdict == "refuse"]
+        findings = config_findings(kubelet, RELEASE, option_levels=False)
+        refusals = [f.text for f in findings if f.verdict == "refuse"]
         if refusals:
             answer["errors"] = ["; ".join(refusals)]
             return answer

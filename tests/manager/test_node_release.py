@@ -101,3 +101,52 @@ def test_option_levels_follow_the_release() -> None:
     started(CROSSED, raw, (1, 32))
     with pytest.raises(ConfigError, match="Beta-level Options not enabled"):
         started(CROSSED, raw, None)
+
+
+REFUSALS = [
+    # the topology manager is built first: its error wins over the CPU manager's
+    (
+        {
+            "topologyManagerPolicy": "best-effort",
+            "topologyManagerPolicyOptions": {"max-allowable-numa-nodes": "4"},
+            "cpuManagerPolicyOptions": {
+                "full-pcpus-only": "true",
+                "distribute-cpus-across-cores": "true",
+            },
+        },
+        'the minimum value of "max-allowable-numa-nodes" should not be less than 8',
+    ),
+    # NewStaticPolicy's errors come wrapped by the CPU manager's constructor
+    (
+        {
+            "topologyManagerPolicy": "best-effort",
+            "cpuManagerPolicyOptions": {
+                "full-pcpus-only": "true",
+                "distribute-cpus-across-cores": "true",
+            },
+        },
+        "new static policy error: static policy options full-pcpus-only and "
+        "distribute-cpus-across-cores can not be used at the same time",
+    ),
+    # max-allowable-numa-nodes is beta in 1.32 (GA from 1.35)
+    (
+        {
+            "topologyManagerPolicy": "restricted",
+            "topologyManagerPolicyOptions": {"max-allowable-numa-nodes": "8"},
+            "featureGates": {"TopologyManagerPolicyBetaOptions": False},
+        },
+        'Topology Manager Policy Beta-level Options not enabled, but option "max-allowable-'
+        'numa-nodes" provided',
+    ),
+]
+
+
+@pytest.mark.parametrize(("raw", "text"), REFUSALS)
+def test_start_refusals_carry_the_kubelet_1_32_text(raw: dict[str, object], text: str) -> None:
+    set_gates = raw.get("featureGates", {})
+    assert isinstance(set_gates, dict)
+    gates = {"CPUManagerPolicyAlphaOptions": True, **set_gates}
+    config = {"systemReserved": {"cpu": "1"}, **raw, "featureGates": gates}
+    with pytest.raises(ConfigError) as caught:
+        started(CROSSED, config, (1, 32))
+    assert caught.value.message == text

@@ -10,9 +10,10 @@ removal, over CPUs, memory, devices and stored hints), ``remove_stale_state``, `
 ``snapshot`` is the node's whole state as one immutable :class:`NodeState`, which ``stop``
 hands over and a new ``Node(state=...)`` (a restart) takes back.
 
-Construction validates the configuration in the kubelet's order (CPU manager policy and
-options, reservation, topology manager policy / scope / options and NUMA limit, memory
-manager) and fails with the kubelet's error meaning. Providers are registered in the
+Construction validates the configuration in the kubelet's order (reserved CPUs online,
+topology manager policy / scope / options and NUMA limit, CPU manager policy, options and
+reservation, memory manager) and fails with the kubelet's error text (the static policy's
+errors behind the kubelet's ``new static policy error: ``). Providers are registered in the
 kubelet's order: CPU manager, memory manager, device manager. ``release`` (default: the
 newest) selects one kubelet release's static policy option levels and allocation rules
 (``core.versions``, keys ``option.*`` and ``alloc.*``).
@@ -36,6 +37,7 @@ from cpumanager.core.hints.hint import TopologyHint
 from cpumanager.core.hints.limits import IMPLICIT_AFTER
 from cpumanager.core.ids import ContainerID, ContainerName, PodUID
 from cpumanager.core.memory import MemoryState
+from cpumanager.core.merge.options import Maturity as TopologyMaturity
 from cpumanager.core.merge.options import build_topology_manager_config
 from cpumanager.core.policy.base import Policy
 from cpumanager.core.policy.none import NonePolicy
@@ -101,6 +103,9 @@ class Placement:
     devices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # ids by resource
 
 
+# The kubelet's cpumanager.NewManager prefix for every error of NewStaticPolicy.
+STATIC_POLICY_ERROR = "new static policy error: "
+
 _LEVELS = {"alpha": Maturity.ALPHA, "beta": Maturity.BETA, "ga": Maturity.STABLE}
 
 
@@ -119,6 +124,10 @@ def _release_options(
         for name, level in profile.options.items()
         if level in _LEVELS and name in raw
     }
+    for name, level in levels.items():  # before 1.23 no maturity gate existed to check
+        gate = f"CPUManagerPolicy{level.name.capitalize()}Options"
+        if level is not Maturity.STABLE and profile.gate_levels.get(gate) == "absent":
+            levels[name] = Maturity.STABLE
     options = StaticPolicyOptions.parse(
         raw, alpha_enabled=alpha, beta_enabled=beta, maturity_of=levels
     )
@@ -127,6 +136,25 @@ def _release_options(
         uncore_odd_requests=profile.uncore_partial != "floor",
         distributed_by_socket=profile.distributed_socket != "ignored",
     )
+
+
+_TOPOLOGY_LEVELS: dict[str, TopologyMaturity] = {"alpha": "alpha", "beta": "beta", "ga": "stable"}
+
+
+def _topology_levels(
+    kubelet: KubeletConfig, release: versions.Release | None
+) -> dict[str, Mapping[str, TopologyMaturity]]:
+    """The topology manager option levels of kubelet ``release`` (none: the newest)."""
+    if release is None:
+        return {}
+    profile = versions.profile(release, kubelet.feature_gates)
+    names = kubelet.topology_manager_policy_options
+    levels = {
+        name: _TOPOLOGY_LEVELS[level]
+        for name, level in profile.options.items()
+        if level in _TOPOLOGY_LEVELS and name in names
+    }
+    return {"maturity": levels}
 
 
 def build_cpu_policy(
@@ -143,15 +171,19 @@ def build_cpu_policy(
         msg = f'unknown policy: "{kubelet.cpu_manager_policy}"; use "none" or "static"'
         raise ConfigError(msg)
     kubelet.check_reserved_cpus_on(topology.all_cpus)
-    options = _release_options(kubelet.cpu_manager_policy_options, kubelet, release)
-    return StaticPolicy(
-        topology,
-        options=options,
-        num_reserved_cpus=kubelet.num_reserved_cpus,
-        reserved_cpus=kubelet.reserved_cpus,
-        topology_manager_policy=kubelet.topology_manager_policy,
-        pod_level_resources=kubelet.feature_gate("PodLevelResources", default=True),
-    )
+    try:
+        options = _release_options(kubelet.cpu_manager_policy_options, kubelet, release)
+        return StaticPolicy(
+            topology,
+            options=options,
+            num_reserved_cpus=kubelet.num_reserved_cpus,
+            reserved_cpus=kubelet.reserved_cpus,
+            topology_manager_policy=kubelet.topology_manager_policy,
+            pod_level_resources=kubelet.feature_gate("PodLevelResources", default=True),
+        )
+    except ConfigError as err:  # the kubelet's NewManager wraps NewStaticPolicy's errors
+        msg = f"{STATIC_POLICY_ERROR}{err.message}"
+        raise ConfigError(msg) from err
 
 
 def pod_features_check(kubelet: KubeletConfig) -> Callable[[Pod], tuple[str, str] | None]:
@@ -184,7 +216,8 @@ class Node:
         resources = resources or NodeResources()
         self.topology = topology
         self.kubelet = kubelet
-        policy = build_cpu_policy(topology, kubelet, release=release)
+        if kubelet.cpu_manager_policy == "static":
+            kubelet.check_reserved_cpus_on(topology.all_cpus)  # the kubelet's server, first
         numa_ids = topology.numa_ids()
         distances = {node.id: dict(node.distances) for node in topology.numa_nodes}
         have_distances = topology.has_distances()
@@ -195,7 +228,10 @@ class Node:
             numa_nodes=numa_ids,
             distances=distances if have_distances else None,
             feature_gates=kubelet.feature_gates,
+            **_topology_levels(kubelet, release),
         )
+        # the kubelet builds the topology manager before the CPU manager
+        policy = build_cpu_policy(topology, kubelet, release=release)
         implicit = len(topology.cpu_numa_ids()) > IMPLICIT_AFTER
         self._topology_manager = TopologyManager(
             config=config,
