@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from cpumanager.adapters.memory_store import InMemoryStore
+from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.topology import CPUInfo, CPUTopology
 from cpumanager.core.workload import Pod
 from cpumanager.errors import ConfigError
@@ -150,3 +151,24 @@ def test_start_refusals_carry_the_kubelet_1_32_text(raw: dict[str, object], text
     with pytest.raises(ConfigError) as caught:
         started(CROSSED, config, (1, 32))
     assert caught.value.message == text
+
+
+def test_a_1_32_node_hands_out_a_reserved_cpu_on_uneven_sockets() -> None:
+    """The kubelet 1.32's free-socket test compares with the declared CPUsPerSocket: on
+    sockets of 2 and 1 CPUs (CPUsPerSocket 1), a 2-CPU container gets socket 0 whole,
+    reserved CPU 0 included; the checkpoint holds what that kubelet wrote."""
+    machine = CPUTopology([CPUInfo(0, 0, 0, 0, 0), CPUInfo(1, 1, 0, 0, 0), CPUInfo(2, 2, 1, 0, 0)])
+    node, store, pods = started(machine, {"reservedSystemCPUs": "0"}, (1, 32))
+    assert admit_all(node, pods, "2") == ["0-1"]
+    first = pods.pop()
+    node.remove_pod(first.uid, reclaim=True)
+    second = guaranteed("b", c0="1")
+    pods.append(second)
+    assert node.admit(second).admitted
+    assert node.cpu_state.cpuset_of(second.uid, second.containers[0].name) == CPUSet.parse("2")
+    assert store.data == (
+        b'{"policyName":"static","defaultCpuSet":"0-1","entries":{"b":{"c0":"2"}},'
+        b'"checksum":2596286941}'
+    )
+    node, _, pods = started(machine, {"reservedSystemCPUs": "0"}, None)
+    assert admit_all(node, pods, "2") == ["1-2"]

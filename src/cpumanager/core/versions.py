@@ -202,6 +202,20 @@ RULES: Final[tuple[Rule, ...]] = (
         "#139778",
         "single-socket combinations first; each share capped by its node's free groups",
     ),
+    _r(
+        "alloc.free-test",
+        "1.18",
+        "declared",
+        "-",
+        "a socket (core) is free when its free CPUs number CPUsPerSocket (CPUsPerCore)",
+    ),
+    _r(
+        "alloc.free-test",
+        "1.37",
+        "real",
+        "#140498",
+        "a socket (core) is free when all of its own CPUs are",
+    ),
     # --- in-place resize on a static node ----------------------------------------------------
     _r("resize.static-cpu", "1.18", "no-resize", "-", "InPlacePodVerticalScaling not served"),
     _r("resize.static-cpu", "1.27", "gate", "#102884", "alpha: only with the gate, no check"),
@@ -283,6 +297,7 @@ class KubeletProfile:
     resize_static_cpu: str
     uncore_partial: str
     distributed_socket: str
+    free_test: str
     corrupt_text: str
     data_error_text: str
     resize_cpu_text: str
@@ -379,6 +394,7 @@ def profile(release: Release = NEWEST, gates: Mapping[str, bool] | None = None) 
         resize_static_cpu=str(resize.value) if resize else "no-resize",
         uncore_partial=pick("alloc.uncore-partial"),
         distributed_socket=pick("alloc.distributed-socket"),
+        free_test=pick("alloc.free-test"),
         corrupt_text=str(corrupt.value) if corrupt else "checkpoint is corrupted",
         data_error_text=str(unreadable.value) if unreadable else "",
         resize_cpu_text=str(resize_cpu.value) if resize_cpu else "",

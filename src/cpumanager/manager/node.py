@@ -135,6 +135,7 @@ def _release_options(
         options,
         uncore_odd_requests=profile.uncore_partial != "floor",
         distributed_by_socket=profile.distributed_socket != "ignored",
+        real_free_sizes=profile.free_test != "declared",
     )
 
 

@@ -57,3 +57,16 @@ def test_distributed_search_of_1_32_ignores_align_by_socket() -> None:
     newest = StaticPolicyOptions(distribute_cpus_across_numa=True, align_by_socket=True)
     assert take_by_topology(CROSSED, free, 6, released) == cpus("0-1,4-5,8-9")
     assert take_by_topology(CROSSED, free, 6, newest) == cpus("0,2,4,6,8,10")
+
+
+# Two sockets of unequal size on one NUMA node: socket 0 = CPUs 0-1, socket 1 = CPU 2, so
+# the declared CPUsPerSocket is 3 // 2 = 1.
+UNEVEN = CPUTopology([CPUInfo(0, 0, 0, 0, 0), CPUInfo(1, 1, 0, 0, 0), CPUInfo(2, 2, 1, 0, 0)])
+
+
+def test_free_socket_test_before_1_37_uses_the_declared_size() -> None:
+    """With CPU 0 unavailable, socket 0 has one free CPU = CPUsPerSocket: kubelets before
+    1.37 call it free and take all of it, CPU 0 included (the kubelet 1.32's answer)."""
+    released = StaticPolicyOptions(real_free_sizes=False)
+    assert take_by_topology(UNEVEN, cpus("1-2"), 2, released) == cpus("0-1")
+    assert take_by_topology(UNEVEN, cpus("1-2"), 2, StaticPolicyOptions()) == cpus("1-2")

@@ -47,12 +47,31 @@ def _ordered(members: Members, free: int, totals: dict[int, int]) -> list[int]:
 class Accumulator:
     """Mutable working state of one take-by-topology call (never escapes the call)."""
 
-    __slots__ = ("_numa_order", "_socket_order", "free", "ix", "need", "result", "trace")
+    __slots__ = (
+        "_numa_order",
+        "_socket_order",
+        "declared",
+        "free",
+        "ix",
+        "need",
+        "result",
+        "trace",
+    )
 
     def __init__(
-        self, ix: TopologyIndex, available: int, count: int, trace: list[str] | None
+        self,
+        ix: TopologyIndex,
+        available: int,
+        count: int,
+        trace: list[str] | None,
+        *,
+        declared: bool = False,
     ) -> None:
         self.ix = ix
+        # Kubelets before 1.37 call a socket (core) free when its free CPUs number the
+        # declared CPUsPerSocket (CPUsPerCore), not its own size, and then take all of its
+        # CPUs, free or not (k/k#140498 changed both tests to the real size).
+        self.declared = declared
         self.free = available & ix.all_bits
         self.need = count
         self.result = 0
@@ -208,13 +227,19 @@ class Accumulator:
 
     # --- whole-element takes -----------------------------------------------------------
 
-    def _take_full(self, order: list[int], table: dict[int, int], kind: str) -> None:
+    def _take_full(
+        self, order: list[int], table: dict[int, int], kind: str, declared: int = 0
+    ) -> None:
         """Take every element of ``order`` that is entirely free and still fits.
 
-        The list of free elements is fixed before the loop (as in the kubelet).
+        The list of free elements is fixed before the loop (as in the kubelet). With
+        ``declared`` (> 0), an element is "free" when that many of its CPUs are.
         """
         free = self.free
-        whole = [element for element in order if free & table[element] == table[element]]
+        if declared:
+            whole = [e for e in order if (free & table[e]).bit_count() == declared]
+        else:
+            whole = [element for element in order if free & table[element] == table[element]]
         for element in whole:
             bits = table[element]
             if self.need >= bits.bit_count():
@@ -226,7 +251,8 @@ class Accumulator:
 
     def take_full_sockets(self) -> None:
         if self.need >= self.ix.smallest("socket"):
-            self._take_full(self.socket_order(), self.ix.socket_bits, "socket")
+            declared = self.ix.topology.cpus_per_socket if self.declared else 0
+            self._take_full(self.socket_order(), self.ix.socket_bits, "socket", declared)
 
     def take_full_cores(self) -> None:
         """Whole cores in core order; stops once even the smallest core no longer fits.
@@ -238,11 +264,12 @@ class Accumulator:
         free, need, result, trace = self.free, self.need, self.result, self.trace
         if need < smallest:
             return
+        declared = self.ix.cpus_per_core if self.declared else 0
         for core in self._cores(free):
             if need < smallest:
                 break
             bits = table[core]
-            if free & bits == bits:
+            if (free & bits).bit_count() == declared if declared else free & bits == bits:
                 size = bits.bit_count()
                 if need >= size:
                     result |= bits

@@ -98,6 +98,7 @@ def take_distributed(
     literal: bool = False,
     combination_fix: bool = False,
     cap_shares: bool = True,
+    declared_free: bool = False,
 ) -> int:
     """Bitmask of ``count`` CPUs spread evenly over NUMA nodes (see the module docstring).
 
@@ -106,12 +107,16 @@ def take_distributed(
     released kubelets read back from their overwritten slices. ``cap_shares`` (1.37 on)
     lowers the even share to what every chosen node still has in whole groups; before,
     a node that cannot give its share gives nothing and the accounting error follows.
+    ``declared_free``: the packed steps' "free" test of kubelets before 1.37 (see
+    ``Accumulator``).
     """
     if group < 1 or count % group != 0:
         if trace is not None:
             trace.append(f"{count} CPUs are not a multiple of {group}: packing instead")
-        return take_packed(ix, available, count, spread=spread, trace=trace)
-    acc = Accumulator(ix, available, count, trace)
+        return take_packed(
+            ix, available, count, spread=spread, declared_free=declared_free, trace=trace
+        )
+    acc = Accumulator(ix, available, count, trace, declared=declared_free)
     if acc.satisfied():
         return 0
     if acc.failed():
@@ -144,7 +149,9 @@ def take_distributed(
                 cap_shares=cap_shares,
             )
     acc.note("no NUMA combination can share the request evenly: packing instead")
-    return take_packed(ix, available, count, spread=spread, trace=trace)
+    return take_packed(
+        ix, available, count, spread=spread, declared_free=declared_free, trace=trace
+    )
 
 
 def _allocate(
@@ -156,6 +163,7 @@ def _allocate(
     group: int,
     spread: bool,
     cap_shares: bool = True,
+    declared_free: bool = False,
 ) -> int:
     ix = acc.ix
     share = count // len(combo) // group * group
@@ -196,6 +204,12 @@ def _allocate(
 def _packed_or_nothing(acc: Accumulator, numa: int, count: int, *, spread: bool) -> int:
     """The kubelet ignores errors of these inner packed calls (they yield no CPUs)."""
     try:
-        return take_packed(acc.ix, acc.free & acc.ix.numa_bits[numa], count, spread=spread)
+        return take_packed(
+            acc.ix,
+            acc.free & acc.ix.numa_bits[numa],
+            count,
+            spread=spread,
+            declared_free=acc.declared,
+        )
     except NotEnoughCPUsError:
         return 0

@@ -88,6 +88,9 @@ class StaticPolicyOptions:
     # distributed search of 1.23-1.36 (align-by-socket ignored, shares not capped).
     uncore_odd_requests: bool = True
     distributed_by_socket: bool = True
+    # ``real_free_sizes`` off: the "free socket / free core" test of 1.18-1.36 (free CPUs
+    # equal to the declared CPUsPerSocket / CPUsPerCore, k/k#140498 in 1.37).
+    real_free_sizes: bool = True
 
     @classmethod
     def parse(

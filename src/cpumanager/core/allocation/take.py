@@ -67,6 +67,7 @@ def _take(
             spread=spread,
             align_by_socket=options.align_by_socket and options.distributed_by_socket,
             cap_shares=options.distributed_by_socket,
+            declared_free=not options.real_free_sizes,
             trace=trace,
             combination_fix=options.distributed_combination_fix,
         )
@@ -78,6 +79,7 @@ def _take(
             spread=spread,
             uncore=options.prefer_align_cpus_by_uncorecache,
             uncore_odd=options.uncore_odd_requests,
+            declared_free=not options.real_free_sizes,
             trace=trace,
         )
     return bits
