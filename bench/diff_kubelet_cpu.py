@@ -77,9 +77,12 @@ def _machine(rng: random.Random) -> dict[str, Any]:
         numa_sockets = {n: [n // per_socket] for n in range(numa_count)}
         layout = f"{per_socket}-numa-per-socket"
     threads = rng.choice((1, 2, 2, 2, 2, 4)) if rng.random() < 0.9 else 4
-    budget = 64 // threads
+    budget = (160 if rng.random() < 0.1 else 64) // threads
     cores_per_unit = rng.randint(
-        1, max(1, min(6, budget // (numa_count * max(1, len(numa_sockets[0])))))
+        1,
+        max(
+            1, min(6 if budget < 100 else 20, budget // (numa_count * max(1, len(numa_sockets[0]))))
+        ),
     )
     # each (NUMA node, socket) pair holds cores_per_unit cores
     units = [(n, s) for n in range(numa_count) for s in numa_sockets[n]]
@@ -168,11 +171,14 @@ def _config(rng: random.Random, machine: dict[str, Any]) -> dict[str, Any]:
     options: dict[str, str] = {}
     for name in CPU_OPTIONS:
         if rng.random() < 0.22:
-            options[name] = "true" if rng.random() < 0.93 else rng.choice(("false", "yes"))
+            options[name] = "true" if rng.random() < 0.95 else rng.choice(("false", "yes"))
+    spread = "distribute-cpus-across-cores"
+    if spread in options and len(options) > 1 and rng.random() < 0.7:
+        del options[spread]  # it excludes three others: keep most cases startable
     cfg["cpuManagerPolicyOptions"] = options
     gates: dict[str, bool] = {}
     if any(name in ALPHA_OPTIONS for name in options):
-        gates["CPUManagerPolicyAlphaOptions"] = rng.random() < 0.92
+        gates["CPUManagerPolicyAlphaOptions"] = rng.random() < 0.95
     if rng.random() < 0.03:
         gates["CPUManagerPolicyBetaOptions"] = False
     if "max-allowable-numa-nodes" in topo_options and rng.random() < 0.1:
@@ -180,17 +186,23 @@ def _config(rng: random.Random, machine: dict[str, Any]) -> dict[str, Any]:
     cfg["featureGates"] = gates
     if rng.random() < 0.5:
         count = rng.choice((1, 1, 2, 2, 3, 4))
-        if rng.random() < 0.5:
+        roll = rng.random()
+        if roll < 0.45:
             pick = rng.choice(ids)
             first = next(r for r in machine["cpus"] if r["cpu"] == pick)
             chosen = sorted(r["cpu"] for r in machine["cpus"] if r["core"] == first["core"])
+        elif roll < 0.55 and len(machine["numa"]) > 1:  # a whole NUMA node
+            node = rng.randrange(len(machine["numa"]))
+            chosen = sorted(r["cpu"] for r in machine["cpus"] if r["numa"] == node)
         else:
             chosen = sorted(rng.sample(ids, min(count, len(ids))))
         cfg["reservedSystemCPUs"] = ",".join(str(c) for c in chosen)
         cfg["reservedCPUQuantity"] = str(len(chosen))
     else:
         cfg["reservedSystemCPUs"] = ""
-        cfg["reservedCPUQuantity"] = rng.choice(("1", "1", "2", "3", "1500m", "4", "250m", "0"))
+        cfg["reservedCPUQuantity"] = rng.choice(
+            ("1", "1", "2", "3", "1500m", "4", "250m", "0", str(max(1, len(ids) // 4)), "1", "2")
+        )
     return cfg
 
 
@@ -227,7 +239,8 @@ def _pod(rng: random.Random, uid: str, machine_cpus: int) -> dict[str, Any]:
 
     def container(name: str) -> dict[str, Any]:
         if kind == "guaranteed":
-            resources = _resources(amount())
+            whole = amount()
+            resources = _resources(f"{whole}000m" if rng.random() < 0.1 else whole)
         elif kind == "fractional":
             cpu = rng.choice(("500m", "1500m", amount(), "2500m"))
             resources = _resources(cpu)
