@@ -287,6 +287,9 @@ def generate(seed: int, count: int) -> list[dict[str, Any]]:
             if pods and rng.random() < 0.2:
                 steps.append({"op": "remove", "uid": pods.pop(rng.randrange(len(pods)))})
                 continue
+            if n > 1 and rng.random() < 0.08:
+                steps.append({"op": "restart"})
+                continue
             uid = f"s{seed}c{index}p{n}"
             pods.append(uid)
             steps.append({"op": "add", "pod": _pod(rng, uid, len(machine["cpus"]))})
@@ -339,9 +342,8 @@ def ours(case: dict[str, Any]) -> dict[str, Any]:
             answer["errors"] = ["; ".join(refusals)]
             return answer
         kubelet = kubelet.with_gate_values(versions.gate_values(RELEASE, kubelet.feature_gates))
-        node = Node(
-            topology=_topology(case["machine"]), kubelet=kubelet, store=store, release=RELEASE
-        )
+        topology = _topology(case["machine"])
+        node = Node(topology=topology, kubelet=kubelet, store=store, release=RELEASE)
         node.start(active_pods=lambda: tuple(active))
     except CpuManagerError as err:
         answer["errors"] = [err.message]
@@ -378,6 +380,13 @@ def ours(case: dict[str, Any]) -> dict[str, Any]:
                     "containers": containers,
                 }
             )
+        elif step["op"] == "restart":
+            node, ok = _restart(
+                node, topology=topology, kubelet=kubelet, store=store, active=active, answer=answer
+            )
+            if not ok:
+                answer["allocatable"] = ""
+                break
         else:
             found = pods.get(step["uid"])
             if found is None:
@@ -386,10 +395,50 @@ def ours(case: dict[str, Any]) -> dict[str, Any]:
             node.remove_pod(found.uid, container_ids=ids, reclaim=False)
             active[:] = [p for p in active if p.uid != found.uid]
             answer["steps"].append({"uid": step["uid"], "op": "remove", "admitted": True})
-    answer["allocatable"] = str(node._cpu_manager.allocatable_cpus())
+    else:
+        answer["allocatable"] = str(node._cpu_manager.allocatable_cpus())
     data = store.data
     answer["checkpoint"] = base64.b64encode(data).decode() if data is not None else ""
     return answer
+
+
+def _restart(
+    node: Node,
+    *,
+    topology: CPUTopology,
+    kubelet: KubeletConfig,
+    store: InMemoryStore,
+    active: list[Pod],
+    answer: dict[str, Any],
+) -> tuple[Node, bool]:
+    """A kubelet restart: a new Node over the same store, the running containers handed
+    over, every active pod admitted again (all of them active meanwhile, as the simulator
+    models it). False when the new node does not start."""
+    step: dict[str, Any] = {"uid": "", "op": "restart", "admitted": True, "reason": ""}
+    saved = node.stop()
+    running = [
+        (ContainerID(f"{pod.uid}/{c.name}"), pod.uid, c.name)
+        for pod in active
+        for c in pod.all_containers()
+    ]
+    try:
+        node = Node(topology=topology, kubelet=kubelet, store=store, state=saved, release=RELEASE)
+        node.start(active_pods=lambda: tuple(active), running_containers=running)
+    except CpuManagerError as err:
+        step.update(admitted=False, message=err.message)
+        answer["steps"].append(step)
+        return node, False
+    message = ""
+    for pod in list(active):
+        result = node.admit(pod, explain=False)
+        if not result.admitted:
+            message += f"{pod.uid}: {result.reason}: {result.message}; "
+            continue
+        for container in pod.all_containers():
+            node.container_started(pod, container, ContainerID(f"{pod.uid}/{container.name}"))
+    step["message"] = message
+    answer["steps"].append(step)
+    return node, True
 
 
 # --- comparison --------------------------------------------------------------------------
@@ -406,6 +455,8 @@ class Tally:
     containers: int = 0
     agreements: int = 0
     remedies: int = 0
+    restarts: int = 0
+    wrapped: int = 0
     differences: list[str] = field(default_factory=list)
     kinds: Counter[str] = field(default_factory=Counter)
 
@@ -452,6 +503,19 @@ def compare(
         return
     tally.started += 1
     for go_step, py_step in zip(theirs["steps"], mine["steps"], strict=True):
+        if go_step["op"] == "restart":
+            tally.restarts += 1
+            go_text, py_text = go_step["message"], py_step["message"]
+            if go_step["admitted"] is py_step["admitted"] is False and go_text in py_text:
+                # the kubelet's restore error inside ours (which names the file and a remedy)
+                tally.wrapped += 1
+            elif (go_step["admitted"], go_text) != (py_step["admitted"], py_text):
+                differ(
+                    "restart",
+                    f"kubelet started={go_step['admitted']} {go_step['message']!r}; "
+                    f"ours started={py_step['admitted']} {py_step['message']!r}",
+                )
+            continue
         if go_step["op"] != "add":
             continue
         tally.pods += 1
@@ -550,7 +614,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"seed {args.seed}: {tally.cases} cases ({tally.started} started, {tally.refused} refused "
         f"by both), {tally.pods} pods ({tally.admitted} admitted, {tally.rejected} rejected), "
-        f"{tally.containers} containers; {tally.agreements} cases agree "
+        f"{tally.containers} containers, {tally.restarts} restarts ({tally.wrapped} refused by "
+        "both, the kubelet's text inside ours); "
+        f"{tally.agreements} cases agree "
         f"({tally.remedies} refusals: the kubelet's text and a remedy after it), "
         f"{len(tally.differences)} differences {dict(tally.kinds)}; "
         f"harness {go_seconds:.1f} s, ours {py_seconds:.1f} s"
