@@ -27,28 +27,23 @@ the resource-allocation one), with reason ``PodLevelResourcesNotSupported``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from cpumanager.core import versions
-from cpumanager.core.allocation.options import Maturity, StaticPolicyOptions
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.devices import Device, DeviceState
 from cpumanager.core.hints.hint import TopologyHint
 from cpumanager.core.hints.limits import IMPLICIT_AFTER
 from cpumanager.core.ids import ContainerID, ContainerName, PodUID
 from cpumanager.core.memory import MemoryState
-from cpumanager.core.merge.options import Maturity as TopologyMaturity
 from cpumanager.core.merge.options import build_topology_manager_config
-from cpumanager.core.policy.base import Policy
-from cpumanager.core.policy.none import NonePolicy
-from cpumanager.core.policy.static import StaticPolicy
 from cpumanager.core.reconcile import ContainerStatus
 from cpumanager.core.state import StateSnapshot
 from cpumanager.core.topology import CPUTopology
 from cpumanager.core.workload import Container, Pod, pod_level_resources_set
-from cpumanager.errors import ConfigError
 from cpumanager.formats.kubelet_config import KubeletConfig, reserved_memory_per_node
 from cpumanager.manager.cpu_manager import CPUManager, ReconcileReport
+from cpumanager.manager.policies import build_cpu_policy, topology_levels
 from cpumanager.manager.providers import CPUProvider, DeviceProvider, MemoryProvider
 from cpumanager.manager.topology_manager import AdmissionResult, TopologyManager
 from cpumanager.ports import NULL_OBSERVER, HintProvider, Observer, Runtime, StateStore
@@ -103,90 +98,6 @@ class Placement:
     devices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # ids by resource
 
 
-# The kubelet's cpumanager.NewManager prefix for every error of NewStaticPolicy.
-STATIC_POLICY_ERROR = "new static policy error: "
-
-_LEVELS = {"alpha": Maturity.ALPHA, "beta": Maturity.BETA, "ga": Maturity.STABLE}
-
-
-def _release_options(
-    raw: Mapping[str, str], kubelet: KubeletConfig, release: versions.Release | None
-) -> StaticPolicyOptions:
-    """The static policy options as kubelet ``release`` parses and runs them (None: the
-    newest): its option levels, and its allocation rules (core/versions.py ``alloc.*``)."""
-    alpha = kubelet.feature_gate("CPUManagerPolicyAlphaOptions", default=False)
-    beta = kubelet.feature_gate("CPUManagerPolicyBetaOptions", default=True)
-    if release is None:
-        return StaticPolicyOptions.parse(raw, alpha_enabled=alpha, beta_enabled=beta)
-    profile = versions.profile(release, kubelet.feature_gates)
-    levels = {
-        name: _LEVELS[level]
-        for name, level in profile.options.items()
-        if level in _LEVELS and name in raw
-    }
-    for name, level in levels.items():  # before 1.23 no maturity gate existed to check
-        gate = f"CPUManagerPolicy{level.name.capitalize()}Options"
-        if level is not Maturity.STABLE and profile.gate_levels.get(gate) == "absent":
-            levels[name] = Maturity.STABLE
-    options = StaticPolicyOptions.parse(
-        raw, alpha_enabled=alpha, beta_enabled=beta, maturity_of=levels
-    )
-    return replace(
-        options,
-        uncore_odd_requests=profile.uncore_partial != "floor",
-        distributed_by_socket=profile.distributed_socket != "ignored",
-        real_free_sizes=profile.free_test != "declared",
-    )
-
-
-_TOPOLOGY_LEVELS: dict[str, TopologyMaturity] = {"alpha": "alpha", "beta": "beta", "ga": "stable"}
-
-
-def _topology_levels(
-    kubelet: KubeletConfig, release: versions.Release | None
-) -> dict[str, Mapping[str, TopologyMaturity]]:
-    """The topology manager option levels of kubelet ``release`` (none: the newest)."""
-    if release is None:
-        return {}
-    profile = versions.profile(release, kubelet.feature_gates)
-    names = kubelet.topology_manager_policy_options
-    levels = {
-        name: _TOPOLOGY_LEVELS[level]
-        for name, level in profile.options.items()
-        if level in _TOPOLOGY_LEVELS and name in names
-    }
-    return {"maturity": levels}
-
-
-def build_cpu_policy(
-    topology: CPUTopology, kubelet: KubeletConfig, *, release: versions.Release | None = None
-) -> Policy:
-    """The CPU manager policy the kubelet would build from this configuration; ``release``
-    picks that kubelet's option levels and allocation rules (default: the newest)."""
-    if kubelet.cpu_manager_policy == "none":
-        if kubelet.cpu_manager_policy_options:
-            msg = "None policy: received unsupported options; remove cpuManagerPolicyOptions"
-            raise ConfigError(msg)
-        return NonePolicy(topology)
-    if kubelet.cpu_manager_policy != "static":
-        msg = f'unknown policy: "{kubelet.cpu_manager_policy}"; use "none" or "static"'
-        raise ConfigError(msg)
-    kubelet.check_reserved_cpus_on(topology.all_cpus)
-    try:
-        options = _release_options(kubelet.cpu_manager_policy_options, kubelet, release)
-        return StaticPolicy(
-            topology,
-            options=options,
-            num_reserved_cpus=kubelet.num_reserved_cpus,
-            reserved_cpus=kubelet.reserved_cpus,
-            topology_manager_policy=kubelet.topology_manager_policy,
-            pod_level_resources=kubelet.feature_gate("PodLevelResources", default=True),
-        )
-    except ConfigError as err:  # the kubelet's NewManager wraps NewStaticPolicy's errors
-        msg = f"{STATIC_POLICY_ERROR}{err.message}"
-        raise ConfigError(msg) from err
-
-
 def pod_features_check(kubelet: KubeletConfig) -> Callable[[Pod], tuple[str, str] | None]:
     """The kubelet's pod-features admit handler: pod-level resources need the gate."""
     enabled = kubelet.feature_gate("PodLevelResources", default=True)
@@ -229,7 +140,7 @@ class Node:
             numa_nodes=numa_ids,
             distances=distances if have_distances else None,
             feature_gates=kubelet.feature_gates,
-            **_topology_levels(kubelet, release),
+            **topology_levels(kubelet, release),
         )
         # the kubelet builds the topology manager before the CPU manager
         policy = build_cpu_policy(topology, kubelet, release=release)

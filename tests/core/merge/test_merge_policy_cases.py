@@ -287,7 +287,7 @@ OPTIONS_ROWS = {
         {"max-allowable-numa-nodes": "12"}, {BETA_GATE: True}, TopologyPolicyOptions(False, 12)),
     "TestNewTopologyManagerOptions-beta gate not set": OptionsRow(
         {"max-allowable-numa-nodes": "8"}, {BETA_GATE: False},
-        error="Topology Manager Policy Beta-level Options not enabled,"),
+        error="topology manager policy beta-level options not enabled,"),
     "TestNewTopologyManagerOptions-return empty TopologyManagerOptions": OptionsRow(
         {}, {}, TopologyPolicyOptions(False, 8)),
     "TestNewTopologyManagerOptions-error PreferClosestNUMANodes": OptionsRow(
@@ -299,12 +299,12 @@ OPTIONS_ROWS = {
         {FANCY_BETA: "true"}, {BETA_GATE: True}, error="unsupported topologymanager option"),
     "TestNewTopologyManagerOptions-test beta options fail": OptionsRow(
         {FANCY_BETA: "true"}, {BETA_GATE: False},
-        error="Topology Manager Policy Beta-level Options not enabled,"),
+        error="topology manager policy beta-level options not enabled,"),
     "TestNewTopologyManagerOptions-test alpha options success": OptionsRow(
         {FANCY_ALPHA: "true"}, {ALPHA_GATE: True}, error="unsupported topologymanager option"),
     "TestNewTopologyManagerOptions-test alpha options fail": OptionsRow(
         {FANCY_ALPHA: "true"}, {},
-        error="Topology Manager Policy Alpha-level Options not enabled,"),
+        error="topology manager policy alpha-level options not enabled,"),
 }  # fmt: skip
 
 

@@ -72,12 +72,12 @@ def test_maturity_and_gates() -> None:
     beta = {"prefer-closest-numa-nodes": "beta", "max-allowable-numa-nodes": "beta"}
     on = {"prefer-closest-numa-nodes": "true"}
     assert parse_policy_options(on, maturity=beta).prefer_closest_numa  # beta gate defaults on
-    with pytest.raises(ConfigError, match="Policy Beta-level Options not enabled"):
+    with pytest.raises(ConfigError, match="policy beta-level options not enabled"):
         parse_policy_options(
             on, maturity=beta, feature_gates={"TopologyManagerPolicyBetaOptions": False}
         )
     alpha = {"prefer-closest-numa-nodes": "alpha"}
-    with pytest.raises(ConfigError, match="Policy Alpha-level Options not enabled, but option"):
+    with pytest.raises(ConfigError, match="policy alpha-level options not enabled, but option"):
         parse_policy_options(on, maturity=alpha)
     gates = {"TopologyManagerPolicyAlphaOptions": True}
     assert parse_policy_options(on, maturity=alpha, feature_gates=gates).prefer_closest_numa

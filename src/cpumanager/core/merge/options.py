@@ -80,7 +80,7 @@ def _parse_bool(name: str, value: str) -> bool:
         return parsed
     msg = (
         f"bad value for option {go_quote(name)}: strconv.ParseBool: parsing "
-        f"{go_quote(value)}: invalid syntax"
+        f"{go_quote(value)}: invalid syntax; use true or false"
     )
     raise ConfigError(msg)
 
@@ -94,7 +94,7 @@ def _parse_int(name: str, value: str) -> int:
         problem = "value out of range"
     msg = (
         f"unable to convert policy option to integer {go_quote(name)}: strconv.Atoi: "
-        f"parsing {go_quote(value)}: {problem}"
+        f"parsing {go_quote(value)}: {problem}; use a whole number such as 8 or 64"
     )
     raise ConfigError(msg)
 
@@ -112,15 +112,16 @@ def _check_available(
 ) -> None:
     level = maturity.get(name)
     if level is None:
-        msg = f"unknown Topology Manager Policy option: {go_quote(name)}"
+        known = ", ".join(sorted(maturity))
+        msg = f"unknown Topology Manager Policy option: {go_quote(name)}; use one of: {known}"
         raise ConfigError(msg)
     if level == "stable":
         return
     gate, default = _GATES[level]
     if not gates.get(gate, default):
         msg = (
-            f"Topology Manager Policy {level.capitalize()}-level Options not enabled, but "
-            f"option {go_quote(name)} provided"
+            f"topology manager policy {level}-level options not enabled, but option "
+            f"{go_quote(name)} provided; enable the feature gate {gate} or drop the option"
         )
         raise ConfigError(msg)
 
@@ -149,7 +150,8 @@ def parse_policy_options(
             if number < DEFAULT_MAX_ALLOWABLE_NUMA_NODES:
                 msg = (
                     f"the minimum value of {go_quote(name)} should not be less than "
-                    f"{DEFAULT_MAX_ALLOWABLE_NUMA_NODES}"
+                    f"{DEFAULT_MAX_ALLOWABLE_NUMA_NODES}; use {DEFAULT_MAX_ALLOWABLE_NUMA_NODES} "
+                    "or more"
                 )
                 raise ConfigError(msg)
             max_nodes = number
@@ -271,7 +273,11 @@ def build_topology_manager_config(
     numa = NUMAInfo.of(numa_nodes, distances, require_distances=parsed.prefer_closest_numa)
     limit = parsed.max_allowable_numa_nodes
     if len(numa.nodes) > limit:
-        msg = f"unsupported on machines with more than {limit} NUMA Nodes"
+        msg = (
+            f"unsupported on machines with more than {limit} NUMA Nodes; this machine has "
+            f"{len(numa.nodes)}: set the topology manager policy option "
+            f"{MAX_ALLOWABLE_NUMA_NODES} to at least {len(numa.nodes)}"
+        )
         raise ConfigError(msg)
     if policy not in POLICIES:
         msg = f'unknown policy: "{policy}"; use one of: {", ".join(POLICIES)}'
