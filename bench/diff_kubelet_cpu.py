@@ -1,17 +1,24 @@
 """Differential campaign: random nodes and pod sequences through our CPU and topology
-managers and through a harness built from the kubelet's own Go code (v1.32).
+managers (``Node`` at kubelet release 1.32) and through a harness built from the kubelet's
+own Go code (v1.32).
 
     python bench/diff_kubelet_cpu.py --seed S --cases N --harness BIN [--cases-out FILE]
     python bench/diff_kubelet_cpu.py --seed S --cases N --answers FILE
+    python bench/diff_kubelet_cpu.py --cases-in FILE --answers FILE   (a hand-made case)
 
-Each case is a machine (sockets, NUMA nodes in either nesting, SMT, uncore cache groups,
-linear or round-robin CPU numbering, NUMA distances), a kubelet configuration (reservation,
-static policy options, topology manager policy, scope and options, feature gates) and a pod
-sequence (Guaranteed, fractional, Burstable and BestEffort pods, init and sidecar containers,
-removals). Both sides answer: whether the managers start (or the refusal's text), each pod's
-admission with the reason and message, each container's exclusive CPUs, the allocatable
-CPUs, and the ``cpu_manager_state`` bytes at the end. Every difference is printed with the
-case id; the exit status is 1 when there is one. See bench/README.md for the harness.
+Each case is a machine (1-4 sockets, NUMA nodes in either nesting and past the 8-node
+limit, SMT 1/2/4, hybrid cores and uneven sockets, uncore cache groups per node or per
+socket, linear, round-robin, sibling-adjacent or shuffled CPU numbering, NUMA distances), a
+kubelet configuration (explicit or whole/fractional/zero reservation, static policy options
+in every combination, some refused, topology manager policy, scope and options, feature
+gates) and a sequence of steps (Guaranteed, fractional, Burstable and BestEffort pods, init
+and sidecar containers, removals, kubelet restarts). Both sides answer: whether the managers
+start (or the refusal's text), each pod's admission with the reason and message, each
+container's exclusive CPUs, each restart's verdict, the allocatable CPUs, and the
+``cpu_manager_state`` bytes at the end. A refusal agrees when the texts are equal, or ours
+is the kubelet's followed by a remedy after "; " (a restore refusal: the kubelet's text
+inside ours); those are counted apart. Every difference is printed with the case id; the
+exit status is 1 when there is one. See bench/README.md for the harness.
 """
 
 from __future__ import annotations
