@@ -247,7 +247,8 @@ def _pod(rng: random.Random, uid: str, machine_cpus: int) -> dict[str, Any]:
     def container(name: str) -> dict[str, Any]:
         if kind == "guaranteed":
             whole = amount()
-            resources = _resources(f"{whole}000m" if rng.random() < 0.1 else whole)
+            spelling = rng.choice((whole,) * 16 + (f"{whole}000m", f"{whole}.0", f"{whole}.5"))
+            resources = _resources(spelling, memory=rng.random() > 0.04)
         elif kind == "fractional":
             cpu = rng.choice(("500m", "1500m", amount(), "2500m"))
             resources = _resources(cpu)
@@ -282,7 +283,7 @@ def _pod(rng: random.Random, uid: str, machine_cpus: int) -> dict[str, Any]:
     }
 
 
-def generate(seed: int, count: int) -> list[dict[str, Any]]:
+def generate(seed: int, count: int, step_range: tuple[int, int] = (3, 16)) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     cases = []
     for index in range(count):
@@ -290,7 +291,7 @@ def generate(seed: int, count: int) -> list[dict[str, Any]]:
         cfg = _config(rng, machine)
         steps: list[dict[str, Any]] = []
         pods: list[str] = []
-        for n in range(rng.randint(3, 16)):
+        for n in range(rng.randint(*step_range)):
             if pods and rng.random() < 0.2:
                 steps.append({"op": "remove", "uid": pods.pop(rng.randrange(len(pods)))})
                 continue
@@ -579,6 +580,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--answers", help="read the harness' answers from this file instead")
     parser.add_argument("--cases-out", help="write the cases here (JSONL)")
     parser.add_argument("--cases-in", help="read the cases from this file (JSONL) instead")
+    parser.add_argument("--steps", default="3-16", help="steps per case, MIN-MAX")
     parser.add_argument("--only", help="run only this case id")
     parser.add_argument("--limit", type=int, default=40, help="differences printed")
     args = parser.parse_args(argv)
@@ -588,7 +590,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for case in cases:
             case["machine"].setdefault("shape", "given")
     else:
-        cases = generate(args.seed, args.cases)
+        low, _, high = args.steps.partition("-")
+        cases = generate(args.seed, args.cases, (int(low), int(high or low)))
     if args.only:
         cases = [c for c in cases if c["id"] == args.only]
     if args.cases_out:
