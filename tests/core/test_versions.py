@@ -41,6 +41,12 @@ def test_each_rule_takes_effect_at_its_release(rule: versions.Rule) -> None:
         elif kind == "resize":
             if name == "static-cpu":
                 assert p.resize_static_cpu == rule.value
+        elif rule.key == "alloc.uncore-partial":
+            assert p.uncore_partial == rule.value
+        elif rule.key == "alloc.distributed-socket":
+            assert p.distributed_socket == rule.value
+        elif rule.key == "alloc.free-test":
+            assert p.free_test == rule.value
         elif rule.key == "text.corrupt":
             assert p.corrupt_text == rule.value
         elif rule.key == "text.unreadable-data":

@@ -103,3 +103,26 @@ def test_topology_options_gate_locks_in_1_36() -> None:
     assert preflight_to_release(node(), (1, 35), config=config).verdict == "as-is"
     result = preflight_to_release(node(), (1, 36), config=config)
     assert [f.verdict for f in result.findings] == ["refuse"]
+
+
+def test_topology_options_of_the_none_policy_are_never_parsed() -> None:
+    """The kubelet's topology manager returns before parsing its options under policy
+    none: 1.32 (measured) starts with a beta option whose gate is off, even one below its
+    minimum; under best-effort it refuses."""
+    from cpumanager.nodeview.version_preflight import config_findings
+
+    raw = {
+        "cpuManagerPolicy": "static",
+        "reservedSystemCPUs": "0",
+        "topologyManagerPolicyOptions": {"max-allowable-numa-nodes": "4"},
+        "featureGates": {"TopologyManagerPolicyBetaOptions": False},
+    }
+    assert config_findings(KubeletConfig.from_mapping(raw), (1, 32)) == []
+    raw["topologyManagerPolicy"] = "best-effort"
+    (finding,) = config_findings(KubeletConfig.from_mapping(raw), (1, 32))
+    assert finding.verdict == "refuse"
+    assert "TopologyManagerPolicyBetaOptions" in finding.text
+    raw["topologyManagerPolicy"] = "none"
+    raw["featureGates"] = {"TopologyManagerPolicyOptions": False}  # checked before the manager
+    (finding,) = config_findings(KubeletConfig.from_mapping(raw), (1, 32))
+    assert "TopologyManagerPolicyOptions" in finding.text

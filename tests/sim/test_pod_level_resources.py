@@ -61,5 +61,6 @@ def test_the_scenarios_release_refuses_an_option_it_does_not_accept() -> None:
     assert report.events[0].admitted is False
     assert report.events[0].error is not None
     assert report.events[0].error["message"] == (
-        "distribute-cpus-across-numa is alpha in kubelet 1.30: enable CPUManagerPolicyAlphaOptions"
+        "new static policy error: CPU Manager Policy Alpha-level Options not enabled, but "
+        'option "distribute-cpus-across-numa" provided'
     )

@@ -173,6 +173,13 @@ RULES: Final[tuple[Rule, ...]] = (
     _r("option.max-allowable-numa-nodes", "1.18", "absent", "-"),
     _r("option.max-allowable-numa-nodes", "1.31", "beta", "#124148"),
     _r("option.max-allowable-numa-nodes", "1.35", "ga", "#134614"),
+    # --- static CPU policy allocation rules (notes: docs/versions.md, docs/allocation.md) ----
+    _r("alloc.uncore-partial", "1.32", "floor", "#126750", "need // CPUs-per-core cores"),
+    _r("alloc.uncore-partial", "1.34", "ceil", "#131850", "ceil(need / CPUs-per-core) cores"),
+    _r("alloc.distributed-socket", "1.18", "ignored", "-", "align-by-socket not consulted"),
+    _r("alloc.distributed-socket", "1.37", "aligned", "#139778", "one socket first; shares capped"),
+    _r("alloc.free-test", "1.18", "declared", "-", "free CPUs = CPUsPerSocket / CPUsPerCore"),
+    _r("alloc.free-test", "1.37", "real", "#140498", "free CPUs = the socket's / core's own"),
     # --- in-place resize on a static node ----------------------------------------------------
     _r("resize.static-cpu", "1.18", "no-resize", "-", "InPlacePodVerticalScaling not served"),
     _r("resize.static-cpu", "1.27", "gate", "#102884", "alpha: only with the gate, no check"),
@@ -252,6 +259,9 @@ class KubeletProfile:
     memory_write: str
     memory_read: tuple[str, ...]
     resize_static_cpu: str
+    uncore_partial: str
+    distributed_socket: str
+    free_test: str
     corrupt_text: str
     data_error_text: str
     resize_cpu_text: str
@@ -261,13 +271,18 @@ class KubeletProfile:
     def name(self) -> str:
         return _show(self.release)
 
-    def option_available(self, option: str) -> tuple[bool, str]:
+    def option_available(self, option: str, *, levels: bool = True) -> tuple[bool, str]:
         """Whether ``option`` is accepted here, and the one-line reason when not.
 
         The kubelet wants the manager's ``...PolicyOptions`` gate on for any option, then the
         maturity gate of an alpha or beta option (before 1.23 there was only the first).
+        ``levels=False`` checks the first gate alone: the topology manager with policy
+        ``none`` never parses its options (its constructor returns first), so neither an
+        option's existence nor its maturity gate is checked then.
         """
         level = self.options.get(option, "absent")
+        if not levels:
+            level = "ga"
         if level == "absent":
             return False, f"{option} does not exist in kubelet {self.name}"
         manager = "TopologyManager" if option in _TOPOLOGY_OPTIONS else "CPUManager"
@@ -341,6 +356,9 @@ def profile(release: Release = NEWEST, gates: Mapping[str, bool] | None = None) 
         memory_write=pick("memory.write"),
         memory_read=memory_read,
         resize_static_cpu=str(resize.value) if resize else "no-resize",
+        uncore_partial=pick("alloc.uncore-partial"),
+        distributed_socket=pick("alloc.distributed-socket"),
+        free_test=pick("alloc.free-test"),
         corrupt_text=str(corrupt.value) if corrupt else "checkpoint is corrupted",
         data_error_text=str(unreadable.value) if unreadable else "",
         resize_cpu_text=str(resize_cpu.value) if resize_cpu else "",

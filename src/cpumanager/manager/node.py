@@ -10,10 +10,13 @@ removal, over CPUs, memory, devices and stored hints), ``remove_stale_state``, `
 ``snapshot`` is the node's whole state as one immutable :class:`NodeState`, which ``stop``
 hands over and a new ``Node(state=...)`` (a restart) takes back.
 
-Construction validates the configuration in the kubelet's order (CPU manager policy and
-options, reservation, topology manager policy / scope / options and NUMA limit, memory
-manager) and fails with the kubelet's error meaning. Providers are registered in the
-kubelet's order: CPU manager, memory manager, device manager.
+Construction validates the configuration in the kubelet's order (reserved CPUs online,
+topology manager policy / scope / options and NUMA limit, CPU manager policy, options and
+reservation, memory manager) and fails with the kubelet's error text (the static policy's
+errors behind the kubelet's ``new static policy error: ``). Providers are registered in the
+kubelet's order: CPU manager, memory manager, device manager. ``release`` (default: the
+newest) selects one kubelet release's static policy option levels and allocation rules
+(``core.versions``, keys ``option.*`` and ``alloc.*``).
 
 The PodLevelResources gate (beta, on by default in 1.34) reaches the static CPU policy and
 the memory provider as a flag; with it off, a pod with pod-level resources is refused after
@@ -26,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from cpumanager.core.allocation.options import StaticPolicyOptions
+from cpumanager.core import versions
 from cpumanager.core.cpuset import CPUSet
 from cpumanager.core.devices import Device, DeviceState
 from cpumanager.core.hints.hint import TopologyHint
@@ -34,16 +37,13 @@ from cpumanager.core.hints.limits import IMPLICIT_AFTER
 from cpumanager.core.ids import ContainerID, ContainerName, PodUID
 from cpumanager.core.memory import MemoryState
 from cpumanager.core.merge.options import build_topology_manager_config
-from cpumanager.core.policy.base import Policy
-from cpumanager.core.policy.none import NonePolicy
-from cpumanager.core.policy.static import StaticPolicy
 from cpumanager.core.reconcile import ContainerStatus
 from cpumanager.core.state import StateSnapshot
 from cpumanager.core.topology import CPUTopology
 from cpumanager.core.workload import Container, Pod, pod_level_resources_set
-from cpumanager.errors import ConfigError
 from cpumanager.formats.kubelet_config import KubeletConfig, reserved_memory_per_node
 from cpumanager.manager.cpu_manager import CPUManager, ReconcileReport
+from cpumanager.manager.policies import build_cpu_policy, topology_levels
 from cpumanager.manager.providers import CPUProvider, DeviceProvider, MemoryProvider
 from cpumanager.manager.topology_manager import AdmissionResult, TopologyManager
 from cpumanager.ports import NULL_OBSERVER, HintProvider, Observer, Runtime, StateStore
@@ -98,32 +98,6 @@ class Placement:
     devices: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # ids by resource
 
 
-def build_cpu_policy(topology: CPUTopology, kubelet: KubeletConfig) -> Policy:
-    """The CPU manager policy the kubelet would build from this configuration."""
-    if kubelet.cpu_manager_policy == "none":
-        if kubelet.cpu_manager_policy_options:
-            msg = "None policy: received unsupported options; remove cpuManagerPolicyOptions"
-            raise ConfigError(msg)
-        return NonePolicy(topology)
-    if kubelet.cpu_manager_policy != "static":
-        msg = f'unknown policy: "{kubelet.cpu_manager_policy}"; use "none" or "static"'
-        raise ConfigError(msg)
-    kubelet.check_reserved_cpus_on(topology.all_cpus)
-    options = StaticPolicyOptions.parse(
-        kubelet.cpu_manager_policy_options,
-        alpha_enabled=kubelet.feature_gate("CPUManagerPolicyAlphaOptions", default=False),
-        beta_enabled=kubelet.feature_gate("CPUManagerPolicyBetaOptions", default=True),
-    )
-    return StaticPolicy(
-        topology,
-        options=options,
-        num_reserved_cpus=kubelet.num_reserved_cpus,
-        reserved_cpus=kubelet.reserved_cpus,
-        topology_manager_policy=kubelet.topology_manager_policy,
-        pod_level_resources=kubelet.feature_gate("PodLevelResources", default=True),
-    )
-
-
 def pod_features_check(kubelet: KubeletConfig) -> Callable[[Pod], tuple[str, str] | None]:
     """The kubelet's pod-features admit handler: pod-level resources need the gate."""
     enabled = kubelet.feature_gate("PodLevelResources", default=True)
@@ -149,11 +123,13 @@ class Node:
         observer: Observer = NULL_OBSERVER,
         clock: Callable[[], float] | None = None,
         state: NodeState | None = None,
+        release: versions.Release | None = None,
     ) -> None:
         resources = resources or NodeResources()
         self.topology = topology
         self.kubelet = kubelet
-        policy = build_cpu_policy(topology, kubelet)
+        if kubelet.cpu_manager_policy == "static":
+            kubelet.check_reserved_cpus_on(topology.all_cpus)  # the kubelet's server, first
         numa_ids = topology.numa_ids()
         distances = {node.id: dict(node.distances) for node in topology.numa_nodes}
         have_distances = topology.has_distances()
@@ -164,7 +140,10 @@ class Node:
             numa_nodes=numa_ids,
             distances=distances if have_distances else None,
             feature_gates=kubelet.feature_gates,
+            **topology_levels(kubelet, release),
         )
+        # the kubelet builds the topology manager before the CPU manager
+        policy = build_cpu_policy(topology, kubelet, release=release)
         implicit = len(topology.cpu_numa_ids()) > IMPLICIT_AFTER
         self._topology_manager = TopologyManager(
             config=config,

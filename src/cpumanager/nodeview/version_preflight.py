@@ -104,17 +104,23 @@ def _checkpoint_findings(
 
 
 def _config_findings(
-    config: KubeletConfig, gates: Mapping[str, bool], profile: versions.KubeletProfile
+    config: KubeletConfig,
+    gates: Mapping[str, bool],
+    profile: versions.KubeletProfile,
+    *,
+    option_levels: bool = True,
 ) -> list[Finding]:
     found: list[Finding] = []
     for option in sorted(config.cpu_manager_policy_options):
         if option in profile.options or option not in versions.known_options():
-            ok, why = profile.option_available(option)
+            ok, why = profile.option_available(option, levels=option_levels)
             if not ok:
                 found.append(Finding(f"cpuManagerPolicyOptions.{option}", "refuse", why))
     for option in sorted(config.topology_manager_policy_options):
         if option in versions.known_options():
-            ok, why = profile.option_available(option)
+            ok, why = profile.option_available(
+                option, levels=option_levels and config.topology_manager_policy != "none"
+            )
             if not ok:
                 found.append(Finding(f"topologyManagerPolicyOptions.{option}", "refuse", why))
     for gate in sorted(gates):
@@ -155,10 +161,18 @@ def preflight_to_release(
     return VersionPreflight(release, from_release, tuple(findings))
 
 
-def config_findings(config: KubeletConfig, release: Release) -> list[Finding]:
-    """What kubelet ``release`` says of ``config``'s options and gates alone (no files)."""
+def config_findings(
+    config: KubeletConfig, release: Release, *, option_levels: bool = True
+) -> list[Finding]:
+    """What kubelet ``release`` says of ``config``'s options and gates alone (no files).
+
+    ``option_levels=False`` leaves out whether each option exists in the release and its
+    maturity gate (a ``Node(release=...)`` refuses those itself, in the kubelet's words),
+    keeping the ``...PolicyOptions`` gates and the feature gates the release refuses."""
     gates = config.feature_gates
-    return _config_findings(config, gates, versions.profile(release, gates))
+    return _config_findings(
+        config, gates, versions.profile(release, gates), option_levels=option_levels
+    )
 
 
 def recorded_release(snapshot: NodeSnapshot) -> Release:

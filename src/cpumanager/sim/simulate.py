@@ -159,10 +159,12 @@ class _Simulation:
 
     def release_config(self, kubelet: KubeletConfig) -> KubeletConfig:
         """The configuration as the scenario's kubelet release starts with it: refused
-        (ConfigError) when that release does not accept its options or gates, else with the
-        release's gate values filled in."""
+        (ConfigError) when that release does not accept its gates, else with the release's
+        gate values filled in (the Node built for the release refuses options it lacks or
+        gates off, in the kubelet's words)."""
         release = self.scenario.kubelet_version or versions.NEWEST
-        refusals = [f.text for f in config_findings(kubelet, release) if f.verdict == "refuse"]
+        findings = config_findings(kubelet, release, option_levels=False)
+        refusals = [f.text for f in findings if f.verdict == "refuse"]
         if refusals:
             raise ConfigError("; ".join(refusals))
         return kubelet.with_gate_values(versions.gate_values(release, kubelet.feature_gates))
@@ -180,6 +182,7 @@ class _Simulation:
                 observer=self.collector,
                 clock=self.clock,
                 state=self.saved,
+                release=self.scenario.kubelet_version,
             )
             running = [
                 (self.container_id(pod, c.name), pod.uid, c.name)

@@ -208,7 +208,7 @@ OPTIONS = [
     (["--cpu-manager-policy-options=full-pcpus-only=true"], "None policy: received unsupported"),
     (
         ["--cpu-manager-policy=static", "--reserved-cpus=0", "--cpu-manager-policy-options=x=true"],
-        'unknown CPU Manager Policy option: "x"',
+        'new static policy error: unknown CPU Manager Policy option: "x"',
     ),
     (
         [
@@ -216,14 +216,17 @@ OPTIONS = [
             "--reserved-cpus=0",
             "--cpu-manager-policy-options=distribute-cpus-across-cores=true",
         ],
-        "CPU Manager Policy Alpha-level Options not enabled",
+        "new static policy error: CPU Manager Policy Alpha-level Options not enabled",
     ),
     (
-        ["--topology-manager-policy-options=bogus=1"],
+        ["--topology-manager-policy=restricted", "--topology-manager-policy-options=bogus=1"],
         'unknown Topology Manager Policy option: "bogus"',
     ),
     (
-        ["--topology-manager-policy-options=max-allowable-numa-nodes=4"],
+        [
+            "--topology-manager-policy=best-effort",
+            "--topology-manager-policy-options=max-allowable-numa-nodes=4",
+        ],
         "the minimum value of",
     ),
 ]

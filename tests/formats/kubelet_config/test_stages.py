@@ -163,6 +163,7 @@ def test_the_managers_refuse_in_the_order_they_are_built() -> None:
         "memoryManagerPolicy": "Static",  # built last
         "cpuManagerPolicy": "static",  # no reservation: refused before its options
         "cpuManagerPolicyOptions": {"no-such-option": "true"},
+        "topologyManagerPolicy": "best-effort",
         "topologyManagerPolicyOptions": {"no-such-option": "true"},  # built first
     }
     with pytest.raises(KubeletConfigInvalidError) as caught:
@@ -172,3 +173,20 @@ def test_the_managers_refuse_in_the_order_they_are_built() -> None:
     assert "no-such-option" in topology
     assert cpu.startswith("[cpumanager] unable to determine reserved CPU resources")
     assert memory.startswith("[memorymanager] you should specify the system reserved memory")
+
+
+def test_topology_options_under_the_none_policy_are_never_parsed() -> None:
+    """Measured against 1.32.10 (bench/diff_kubelet_cpu.py): with policy none the topology
+    manager's constructor returns before it parses its options, so the kubelet starts."""
+    body = {
+        **HEAD,
+        "cpuManagerPolicy": "static",
+        "systemReserved": {"cpu": "1"},
+        "topologyManagerPolicyOptions": {"no-such-option": "true"},
+    }
+    assemble(file=ConfigSource("k.yaml", body), release=V132)
+    body["topologyManagerPolicy"] = "restricted"
+    with pytest.raises(KubeletConfigInvalidError) as caught:
+        assemble(file=ConfigSource("k.yaml", body), release=V132)
+    (error,) = caught.value.errors
+    assert error.startswith('unknown Topology Manager Policy option: "no-such-option"')

@@ -47,12 +47,31 @@ def _ordered(members: Members, free: int, totals: dict[int, int]) -> list[int]:
 class Accumulator:
     """Mutable working state of one take-by-topology call (never escapes the call)."""
 
-    __slots__ = ("_numa_order", "_socket_order", "free", "ix", "need", "result", "trace")
+    __slots__ = (
+        "_numa_order",
+        "_socket_order",
+        "declared",
+        "free",
+        "ix",
+        "need",
+        "result",
+        "trace",
+    )
 
     def __init__(
-        self, ix: TopologyIndex, available: int, count: int, trace: list[str] | None
+        self,
+        ix: TopologyIndex,
+        available: int,
+        count: int,
+        trace: list[str] | None,
+        *,
+        declared: bool = False,
     ) -> None:
         self.ix = ix
+        # Kubelets before 1.37 call a socket (core) free when its free CPUs number the
+        # declared CPUsPerSocket (CPUsPerCore), not its own size, and then take all of its
+        # CPUs, free or not (k/k#140498 changed both tests to the real size).
+        self.declared = declared
         self.free = available & ix.all_bits
         self.need = count
         self.result = 0
@@ -208,13 +227,19 @@ class Accumulator:
 
     # --- whole-element takes -----------------------------------------------------------
 
-    def _take_full(self, order: list[int], table: dict[int, int], kind: str) -> None:
+    def _take_full(
+        self, order: list[int], table: dict[int, int], kind: str, declared: int = 0
+    ) -> None:
         """Take every element of ``order`` that is entirely free and still fits.
 
-        The list of free elements is fixed before the loop (as in the kubelet).
+        The list of free elements is fixed before the loop (as in the kubelet). With
+        ``declared`` (> 0), an element is "free" when that many of its CPUs are.
         """
         free = self.free
-        whole = [element for element in order if free & table[element] == table[element]]
+        if declared:
+            whole = [e for e in order if (free & table[e]).bit_count() == declared]
+        else:
+            whole = [element for element in order if free & table[element] == table[element]]
         for element in whole:
             bits = table[element]
             if self.need >= bits.bit_count():
@@ -226,7 +251,8 @@ class Accumulator:
 
     def take_full_sockets(self) -> None:
         if self.need >= self.ix.smallest("socket"):
-            self._take_full(self.socket_order(), self.ix.socket_bits, "socket")
+            declared = self.ix.topology.cpus_per_socket if self.declared else 0
+            self._take_full(self.socket_order(), self.ix.socket_bits, "socket", declared)
 
     def take_full_cores(self) -> None:
         """Whole cores in core order; stops once even the smallest core no longer fits.
@@ -238,11 +264,12 @@ class Accumulator:
         free, need, result, trace = self.free, self.need, self.result, self.trace
         if need < smallest:
             return
+        declared = self.ix.cpus_per_core if self.declared else 0
         for core in self._cores(free):
             if need < smallest:
                 break
             bits = table[core]
-            if free & bits == bits:
+            if (free & bits).bit_count() == declared if declared else free & bits == bits:
                 size = bits.bit_count()
                 if need >= size:
                     result |= bits
@@ -289,11 +316,11 @@ class Accumulator:
 
     # --- uncore cache alignment (prefer-align-cpus-by-uncorecache) ----------------------
 
-    def take_uncore_caches(self) -> None:
+    def take_uncore_caches(self, *, odd: bool = True) -> None:
         """Whole uncore caches while a cache's worth is needed, else one cache that fits.
 
         The size test uses the declared ``num_cpus // num_uncore_caches`` (the kubelet's
-        ``CPUsPerUncore``), not the cache's real size.
+        ``CPUsPerUncore``), not the cache's real size. ``odd``: the partial step of 1.34 on.
         """
         per_uncore = self.ix.cpus_per_uncore
         for uncore in self.uncore_order():
@@ -301,20 +328,28 @@ class Accumulator:
                 self.take_full_uncore_caches()
             if self.satisfied():
                 return
-            self.take_partial_uncore(uncore)
+            self.take_partial_uncore(uncore, odd=odd)
             if self.satisfied():
                 return
 
-    def take_partial_uncore(self, uncore: int) -> None:
-        """Take the lowest-numbered cores of one cache if they give exactly what is needed."""
+    def take_partial_uncore(self, uncore: int, *, odd: bool = True) -> None:
+        """Take the lowest-numbered cores of one cache if they give exactly what is needed.
+
+        From 1.34 (``odd``): ``ceil(need / CPUs-per-core)`` cores, one thread left out when
+        that is one too many for an odd request. Before (1.32, 1.33): ``need //
+        CPUs-per-core`` cores, so an odd request (with SMT) never fits.
+        """
         ix, free = self.ix, self.free
         per_core = ix.cpus_per_core
-        cores_needed = -(-self.need // per_core) if per_core else self.need
+        if odd:
+            cores_needed = -(-self.need // per_core) if per_core else self.need
+        else:
+            cores_needed = self.need // per_core if per_core else self.need
         cores = [core for core, bits in ix.l3_cores.get(uncore, ()) if free & bits]
         bits = 0
         for core in cores[:cores_needed]:
             bits |= free & ix.core_bits[core]
-        if self.need % 2 != 0 and per_core > 1 and bits.bit_count() > self.need:
+        if odd and self.need % 2 != 0 and per_core > 1 and bits.bit_count() > self.need:
             bits &= ~(1 << (bits.bit_length() - 1))
         if bits.bit_count() == self.need:
             self.take(bits, f"part of uncore cache {uncore}")

@@ -97,18 +97,26 @@ def take_distributed(
     trace: list[str] | None = None,
     literal: bool = False,
     combination_fix: bool = False,
+    cap_shares: bool = True,
+    declared_free: bool = False,
 ) -> int:
     """Bitmask of ``count`` CPUs spread evenly over NUMA nodes (see the module docstring).
 
     ``literal`` forces the step-by-step evaluation (the reference for differential tests);
     ``combination_fix`` allocates from the winning combo (k/k#141238) instead of what
-    released kubelets read back from their overwritten slices.
+    released kubelets read back from their overwritten slices. ``cap_shares`` (1.37 on)
+    lowers the even share to what every chosen node still has in whole groups; before,
+    a node that cannot give its share gives nothing and the accounting error follows.
+    ``declared_free``: the packed steps' "free" test of kubelets before 1.37 (see
+    ``Accumulator``).
     """
     if group < 1 or count % group != 0:
         if trace is not None:
             trace.append(f"{count} CPUs are not a multiple of {group}: packing instead")
-        return take_packed(ix, available, count, spread=spread, trace=trace)
-    acc = Accumulator(ix, available, count, trace)
+        return take_packed(
+            ix, available, count, spread=spread, declared_free=declared_free, trace=trace
+        )
+    acc = Accumulator(ix, available, count, trace, declared=declared_free)
     if acc.satisfied():
         return 0
     if acc.failed():
@@ -131,9 +139,19 @@ def take_distributed(
                     "released kubelets allocate from the combination their walk wrote last "
                     "(k/k#141237), not from the best one"
                 )
-            return _allocate(acc, combo, remainder_nodes, count=count, group=group, spread=spread)
+            return _allocate(
+                acc,
+                combo,
+                remainder_nodes,
+                count=count,
+                group=group,
+                spread=spread,
+                cap_shares=cap_shares,
+            )
     acc.note("no NUMA combination can share the request evenly: packing instead")
-    return take_packed(ix, available, count, spread=spread, trace=trace)
+    return take_packed(
+        ix, available, count, spread=spread, declared_free=declared_free, trace=trace
+    )
 
 
 def _allocate(
@@ -144,10 +162,12 @@ def _allocate(
     count: int,
     group: int,
     spread: bool,
+    cap_shares: bool = True,
+    declared_free: bool = False,
 ) -> int:
     ix = acc.ix
     share = count // len(combo) // group * group
-    for numa in combo:
+    for numa in combo if cap_shares else ():
         share = min(share, (acc.free & ix.numa_bits[numa]).bit_count() // group * group)
     acc.note(
         f"spreading {count} CPUs over NUMA nodes {','.join(map(str, combo))}: {share} each"
@@ -184,6 +204,12 @@ def _allocate(
 def _packed_or_nothing(acc: Accumulator, numa: int, count: int, *, spread: bool) -> int:
     """The kubelet ignores errors of these inner packed calls (they yield no CPUs)."""
     try:
-        return take_packed(acc.ix, acc.free & acc.ix.numa_bits[numa], count, spread=spread)
+        return take_packed(
+            acc.ix,
+            acc.free & acc.ix.numa_bits[numa],
+            count,
+            spread=spread,
+            declared_free=acc.declared,
+        )
     except NotEnoughCPUsError:
         return 0

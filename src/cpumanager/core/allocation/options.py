@@ -82,6 +82,15 @@ class StaticPolicyOptions:
     # Not a kubelet option: allocate from the distributed search's best NUMA combination as
     # k/k#141238 intends. Off = what released kubelets do (see ``go_append``).
     distributed_combination_fix: bool = False
+    # Release rules (core/versions.py ``alloc.*``), on = the newest kubelet. Off:
+    # ``uncore_odd_requests`` the partial uncore step of 1.32-1.33 (need // CPUs-per-core
+    # cores, so an odd request never fits one cache); ``distributed_by_socket`` the
+    # distributed search of 1.23-1.36 (align-by-socket ignored, shares not capped).
+    uncore_odd_requests: bool = True
+    distributed_by_socket: bool = True
+    # ``real_free_sizes`` off: the "free socket / free core" test of 1.18-1.36 (free CPUs
+    # equal to the declared CPUsPerSocket / CPUsPerCore, k/k#140498 in 1.37).
+    real_free_sizes: bool = True
 
     @classmethod
     def parse(
@@ -90,11 +99,17 @@ class StaticPolicyOptions:
         *,
         alpha_enabled: bool = False,
         beta_enabled: bool = True,
+        maturity_of: Mapping[str, Maturity] | None = None,
     ) -> StaticPolicyOptions:
-        """Options from ``name -> "true"/"false"``; ConfigError with the kubelet's text."""
+        """Options from ``name -> "true"/"false"``; ConfigError with the kubelet's text.
+
+        ``maturity_of`` is one release's levels (an option it lacks is unknown there);
+        default: the newest release's, :data:`OPTION_MATURITY`.
+        """
+        levels = OPTION_MATURITY if maturity_of is None else maturity_of
         values: dict[str, bool] = {}
         for name in sorted(raw):
-            maturity = OPTION_MATURITY.get(name)
+            maturity = levels.get(name)
             if maturity is None:
                 msg = f"unknown CPU Manager Policy option: {go_quote(name)}"
                 raise ConfigError(msg)

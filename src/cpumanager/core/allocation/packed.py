@@ -38,15 +38,22 @@ def take_packed(
     *,
     spread: bool = False,
     uncore: bool = False,
+    uncore_odd: bool = True,
+    declared_free: bool = False,
     trace: list[str] | None = None,
 ) -> int:
     """Bitmask of ``count`` CPUs from ``available``; NotEnoughCPUsError otherwise."""
-    acc = Accumulator(ix, available, count, trace)
+    acc = Accumulator(ix, available, count, trace, declared=declared_free)
     if acc.satisfied():
         return 0
     if acc.failed():
         raise not_enough(count, available.bit_count())
-    if count == acc.free.bit_count() and trace is None and acc.one_node() is not None:
+    if (
+        count == acc.free.bit_count()
+        and trace is None
+        and not declared_free
+        and acc.one_node() is not None
+    ):
         # Every free CPU, on one node of one socket: no order repeats an element there, so
         # each step adds new CPUs only and the steps end holding all of them.
         return acc.free
@@ -63,7 +70,7 @@ def take_packed(
     if acc.satisfied():
         return acc.result
     if uncore:
-        acc.take_uncore_caches()
+        acc.take_uncore_caches(odd=uncore_odd)
         if acc.satisfied():
             return acc.result
     if not spread:

@@ -65,7 +65,9 @@ def _take(
             count,
             group=group,
             spread=spread,
-            align_by_socket=options.align_by_socket,
+            align_by_socket=options.align_by_socket and options.distributed_by_socket,
+            cap_shares=options.distributed_by_socket,
+            declared_free=not options.real_free_sizes,
             trace=trace,
             combination_fix=options.distributed_combination_fix,
         )
@@ -76,6 +78,8 @@ def _take(
             count,
             spread=spread,
             uncore=options.prefer_align_cpus_by_uncorecache,
+            uncore_odd=options.uncore_odd_requests,
+            declared_free=not options.real_free_sizes,
             trace=trace,
         )
     return bits

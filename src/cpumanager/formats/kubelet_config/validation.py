@@ -165,6 +165,8 @@ def start_order_errors(config: KubeletConfig) -> list[str]:
 
 
 def _topology_option_errors(config: KubeletConfig) -> list[str]:
+    if config.topology_manager_policy == "none":
+        return []  # the kubelet's topology manager returns before parsing its options
     try:
         parse_policy_options(
             config.topology_manager_policy_options, feature_gates=config.feature_gates
@@ -185,7 +187,7 @@ def _cpu_option_errors(config: KubeletConfig) -> list[str]:
                 beta_enabled=config.feature_gate("CPUManagerPolicyBetaOptions", default=True),
             )
         except ConfigError as err:
-            return [err.message]
+            return [f"new static policy error: {err.message}"]  # as NewManager wraps it
     return []
 
 
