@@ -94,6 +94,23 @@ def test_spew_checked_renders_a_list_ending_in_a_comma() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "entries", [{"": {"": ","}}, {"p": {"c": ",1", "d": "2"}}, {"p": {}, "q": {"c": ",0"}}]
+)
+def test_a_cpu_list_led_by_a_comma_is_never_rendered_as_a_separator(
+    entries: dict[str, dict[str, str]],
+) -> None:
+    """``":","`` holds the ``",`` the whole-text passes take for a separator (a seed of the
+    property test above found it): such a body goes to the exact renderer."""
+    body = fast.c_json()[1](entries, option=fast.SORTED)
+    pods, containers = len(entries), sum(map(len, entries.values()))
+    assert not fast.spew_applies(body, pods)
+    got = fast.spew_checked(body, pods, containers)
+    if got is not None:
+        exact = render(CheckpointV2("static", "0", entries))
+        assert f"Entries:(map[string]map[string]string){got.decode()} " in exact
+
+
 def test_spew_checked_declines_what_spew_applies_declines() -> None:
     cases = [
         {"p": {",c": "1"}},  # a key led by a comma

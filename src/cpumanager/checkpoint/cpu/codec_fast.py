@@ -323,11 +323,17 @@ def spew_applies(body: bytes, pods: int) -> bool:
 
     Deleting braces and what json.Marshal escapes (a backslash stands for the control
     characters orjson writes escaped) removes exactly the 2 braces per pod and the 2 around
-    when no string holds any of them; and no key may be led by a comma. (``find``, not
-    ``in``: ``in`` tries the needle as an integer first and raises, which costs more here.)
+    when no string holds any of them; and no string may be led by a comma (a key after
+    ``{`` or ``,``, a value after ``:``). (``find``, not ``in``: ``in`` tries the needle as an
+    integer first and raises, which costs more here.)
     """
     structure = len(body) - len(body.translate(None, b"{}\\<>&"))
-    return structure == 2 * pods + 2 and body.find(b'{",') < 0 and body.find(b',",') < 0
+    return (
+        structure == 2 * pods + 2
+        and body.find(b'{",') < 0
+        and body.find(b',",') < 0
+        and body.find(b':",') < 0
+    )
 
 
 def spew_written(body: bytes) -> bytes:
