@@ -205,9 +205,7 @@ def test_cpu_policy_is_checked_at_every_release() -> None:
     text = 'configured policy "{}" differs from state checkpoint policy "{}"'
     assert compat.read_as(v2, R132, policy="static").error == text.format("static", "none")
     assert compat.read_as(v4, R137, policy="none").error == text.format("none", "static")
-    assert compat.read_as(v3, R136, gate=True, policy="none").error == text.format(
-        "none", "static"
-    )
+    assert compat.read_as(v3, R136, gate=True, policy="none").error == text.format("none", "static")
     assert compat.read_as(v4, R137, policy="static").ok
 
 

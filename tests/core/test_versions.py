@@ -55,6 +55,8 @@ def test_each_rule_takes_effect_at_its_release(rule: versions.Rule) -> None:
             assert p.resize_cpu_text == rule.value
         elif rule.key == "text.resize-memory":
             assert p.resize_memory_text == rule.value
+        elif rule.key == "text.topology-option-gate":
+            assert p.topology_option_gate_text == rule.value
         else:  # pragma: no cover - a new key needs a check here
             pytest.fail(f"no check for {rule.key}")
 

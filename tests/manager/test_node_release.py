@@ -163,3 +163,31 @@ def test_a_1_32_node_hands_out_a_reserved_cpu_on_uneven_sockets() -> None:
     )
     node, _, pods = started(machine, {"reservedSystemCPUs": "0"}, None)
     assert admit_all(node, pods, "2") == ["1-2"]
+
+
+@pytest.mark.parametrize(
+    ("release", "text"),
+    [
+        ((1, 32), "Topology Manager Policy Beta-level Options not enabled, but option"),
+        (None, None),  # the newest: max-allowable-numa-nodes is GA, no gate consulted
+        ((1, 34), "Topology Manager Policy Beta-level Options not enabled, but option"),
+    ],
+)
+def test_topology_option_gate_refusal_in_the_release_words(
+    release: tuple[int, int] | None, text: str | None
+) -> None:
+    """1.32.10 (run side by side) capitalizes its maturity refusal; the newest tree writes
+    it in lower case."""
+    raw: dict[str, object] = {
+        "cpuManagerPolicy": "none",
+        "topologyManagerPolicy": "best-effort",
+        "topologyManagerPolicyOptions": {"max-allowable-numa-nodes": "8"},
+        "featureGates": {"TopologyManagerPolicyBetaOptions": False},
+    }
+    config = KubeletConfig.from_mapping(raw)
+    if text is None:
+        Node(topology=CROSSED, kubelet=config, store=InMemoryStore(), release=release)
+        return
+    with pytest.raises(ConfigError) as refused:
+        Node(topology=CROSSED, kubelet=config, store=InMemoryStore(), release=release)
+    assert refused.value.message.startswith(text)

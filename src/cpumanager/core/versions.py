@@ -188,6 +188,10 @@ RULES: Final[tuple[Rule, ...]] = (
     _r("resize.exclusive-cpus", "1.18", "not-released", "KEP-5554", "refused as Infeasible"),
     # --- error texts -------------------------------------------------------------------------
     _r("text.corrupt", "1.18", "checkpoint is corrupted", "-"),
+    # the topology manager's option maturity refusal: 1.32.10 measured capitalized; the
+    # newest tree writes it in lower case (first release not established: 1.35 assumed)
+    _r("text.topology-option-gate", "1.26", "capitalized", "#112914"),
+    _r("text.topology-option-gate", "1.35", "lower", "#134174", "release assumed"),
     _r(
         "text.unreadable-data",
         "1.37",
@@ -266,6 +270,7 @@ class KubeletProfile:
     data_error_text: str
     resize_cpu_text: str
     resize_memory_text: str
+    topology_option_gate_text: str = "lower"
 
     @property
     def name(self) -> str:
@@ -363,6 +368,7 @@ def profile(release: Release = NEWEST, gates: Mapping[str, bool] | None = None) 
         data_error_text=str(unreadable.value) if unreadable else "",
         resize_cpu_text=str(resize_cpu.value) if resize_cpu else "",
         resize_memory_text=str(resize_memory.value) if resize_memory else "",
+        topology_option_gate_text=pick("text.topology-option-gate"),
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 from cpumanager.core import versions
 from cpumanager.core.allocation.options import Maturity, StaticPolicyOptions
@@ -63,10 +64,9 @@ def _release_options(
 _TOPOLOGY_LEVELS: dict[str, TopologyMaturity] = {"alpha": "alpha", "beta": "beta", "ga": "stable"}
 
 
-def topology_levels(
-    kubelet: KubeletConfig, release: versions.Release | None
-) -> dict[str, Mapping[str, TopologyMaturity]]:
-    """The topology manager option levels of kubelet ``release`` (none: the newest)."""
+def topology_levels(kubelet: KubeletConfig, release: versions.Release | None) -> dict[str, Any]:
+    """The topology manager option levels of kubelet ``release`` (none: the newest), and
+    the wording of its maturity refusal."""
     if release is None:
         return {}
     profile = versions.profile(release, kubelet.feature_gates)
@@ -76,7 +76,7 @@ def topology_levels(
         for name, level in profile.options.items()
         if level in _TOPOLOGY_LEVELS and name in names
     }
-    return {"maturity": levels}
+    return {"maturity": levels, "gate_text": profile.topology_option_gate_text}
 
 
 def build_cpu_policy(

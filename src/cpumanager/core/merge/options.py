@@ -108,7 +108,7 @@ class TopologyPolicyOptions:
 
 
 def _check_available(
-    name: str, maturity: Mapping[str, Maturity], gates: Mapping[str, bool]
+    name: str, maturity: Mapping[str, Maturity], gates: Mapping[str, bool], gate_text: str
 ) -> None:
     level = maturity.get(name)
     if level is None:
@@ -119,9 +119,12 @@ def _check_available(
         return
     gate, default = _GATES[level]
     if not gates.get(gate, default):
+        head = f"topology manager policy {level}-level options not enabled"
+        if gate_text == "capitalized":  # the kubelet's text before the newest releases
+            head = f"Topology Manager Policy {level.capitalize()}-level Options not enabled"
         msg = (
-            f"topology manager policy {level}-level options not enabled, but option "
-            f"{go_quote(name)} provided; enable the feature gate {gate} or drop the option"
+            f"{head}, but option {go_quote(name)} provided; enable the feature gate {gate} "
+            "or drop the option"
         )
         raise ConfigError(msg)
 
@@ -131,6 +134,7 @@ def parse_policy_options(
     *,
     feature_gates: Mapping[str, bool] | None = None,
     maturity: Mapping[str, Maturity] = OPTION_MATURITY,
+    gate_text: str = "lower",
 ) -> TopologyPolicyOptions:
     """Parse ``topologyManagerPolicyOptions`` as the kubelet's ``NewPolicyOptions`` does.
 
@@ -142,7 +146,7 @@ def parse_policy_options(
     max_nodes = DEFAULT_MAX_ALLOWABLE_NUMA_NODES
     for name in sorted(options):
         value = options[name]
-        _check_available(name, maturity, gates)
+        _check_available(name, maturity, gates, gate_text)
         if name == PREFER_CLOSEST_NUMA_NODES:
             prefer_closest = _parse_bool(name, value)
         elif name == MAX_ALLOWABLE_NUMA_NODES:
@@ -260,6 +264,7 @@ def build_topology_manager_config(
     distances: Mapping[int, Sequence[int] | Mapping[int, int]] | None = None,
     feature_gates: Mapping[str, bool] | None = None,
     maturity: Mapping[str, Maturity] = OPTION_MATURITY,
+    gate_text: str = "lower",
 ) -> TopologyManagerConfig:
     """Validate a Topology Manager configuration in the kubelet's ``NewManager`` order."""
     if policy == "none":
@@ -269,7 +274,9 @@ def build_topology_manager_config(
             options=TopologyPolicyOptions(),
             numa=None,
         )
-    parsed = parse_policy_options(options or {}, feature_gates=feature_gates, maturity=maturity)
+    parsed = parse_policy_options(
+        options or {}, feature_gates=feature_gates, maturity=maturity, gate_text=gate_text
+    )
     numa = NUMAInfo.of(numa_nodes, distances, require_distances=parsed.prefer_closest_numa)
     limit = parsed.max_allowable_numa_nodes
     if len(numa.nodes) > limit:
