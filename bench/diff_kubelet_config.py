@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
 import random
 import subprocess
 import sys
@@ -157,13 +158,16 @@ _MANAGER: dict[str, Callable[[random.Random], object]] = {
     "cpuManagerPolicy": lambda r: r.choice(["none", "static", "", "Static", "dynamic"]),
     "cpuManagerPolicyOptions": lambda r: _options(r, _CPU_OPTIONS),
     "cpuManagerReconcilePeriod": lambda r: r.choice(_DURATIONS),
-    "reservedSystemCPUs": lambda r: r.choice(_CPU_LISTS[:5]) if r.random() < 0.7
-    else r.choice(_CPU_LISTS),
-    "kubeReserved": lambda r: _string_map(r, ["cpu", "memory", "ephemeral-storage", "pid",
-                                              "foo"], lambda: _quantity(r)),  # fmt: skip
+    "reservedSystemCPUs": lambda r: (
+        r.choice(_CPU_LISTS[:5]) if r.random() < 0.7 else r.choice(_CPU_LISTS)
+    ),
+    "kubeReserved": lambda r: _string_map(
+        r, ["cpu", "memory", "ephemeral-storage", "pid", "foo"], lambda: _quantity(r)
+    ),
     "systemReserved": lambda r: _string_map(r, ["cpu", "memory", "pid"], lambda: _quantity(r)),
     "evictionHard": lambda r: _string_map(
-        r, ["memory.available", "nodefs.available", "imagefs.available", "pid.available", "x"],
+        r,
+        ["memory.available", "nodefs.available", "imagefs.available", "pid.available", "x"],
         lambda: r.choice(["100Mi", "10%", "5%", "0", "abc", "", 5, "101%"]),
     ),
     "reservedMemory": _reserved_memory,
@@ -177,8 +181,17 @@ _MANAGER: dict[str, Callable[[random.Random], object]] = {
     "kubeReservedCgroup": lambda r: r.choice(["", "/kube", "kube"]),
     "systemReservedCgroup": lambda r: r.choice(["", "/system"]),
     "enforceNodeAllocatable": lambda r: r.sample(
-        ["pods", "system-reserved", "kube-reserved", "none", "kube-reserved-compressible",
-         "system-reserved-compressible", "bogus", "pods"], r.randint(0, 3)  # fmt: skip
+        [
+            "pods",
+            "system-reserved",
+            "kube-reserved",
+            "none",
+            "kube-reserved-compressible",
+            "system-reserved-compressible",
+            "bogus",
+            "pods",
+        ],
+        r.randint(0, 3),
     ),
     "cgroupsPerQOS": lambda r: r.random() < 0.8,
     "cgroupDriver": lambda r: r.choice(["cgroupfs", "systemd", "", "x"]),
@@ -217,22 +230,33 @@ _NESTED: dict[str, Callable[[random.Random], object]] = {
         "maxContainerRestartPeriod": r.choice(["300s", "1s", "0.5s", "301s", "x", 5, None])
     },
     "logging": lambda r: r.choice(
-        [{"format": r.choice(["text", "json", "xml", "", 1])}, {"verbosity": r.choice([1, -1,
-         "x"])}, {"flushFrequency": r.choice(["5s", 5, "x"])}, {"bogus": 1}]  # fmt: skip
+        [
+            {"format": r.choice(["text", "json", "xml", "", 1])},
+            {"verbosity": r.choice([1, -1, "x"])},
+            {"flushFrequency": r.choice(["5s", 5, "x"])},
+            {"bogus": 1},
+        ]
     ),
     "registerWithTaints": lambda r: [
-        {"key": r.choice(["a", "a/b", "", "-a", "x" * 70, "a.b/c"]),
-         "value": r.choice(["", "v", "bad value"]),
-         "effect": r.choice(["NoSchedule", "", "Bogus", "NoExecute"])}  # fmt: skip
+        {
+            "key": r.choice(["a", "a/b", "", "-a", "x" * 70, "a.b/c"]),
+            "value": r.choice(["", "v", "bad value"]),
+            "effect": r.choice(["NoSchedule", "", "Bogus", "NoExecute"]),
+        }
         for _ in range(r.randint(0, 2))
     ],
     "shutdownGracePeriodByPodPriority": lambda r: [
         {"priority": r.choice([0, 100, "x"]), "shutdownGracePeriodSeconds": r.choice([0, 30])}
         for _ in range(r.randint(0, 2))
     ],
-    "authentication": lambda r: r.choice([{"anonymous": {"enabled": r.choice([True, "x"])}},
-                                          {"webhook": {"cacheTTL": r.choice(["2m", "x"])}},
-                                          {}, {"x509": {"clientCAFile": 1}}]),  # fmt: skip
+    "authentication": lambda r: r.choice(
+        [
+            {"anonymous": {"enabled": r.choice([True, "x"])}},
+            {"webhook": {"cacheTTL": r.choice(["2m", "x"])}},
+            {},
+            {"x509": {"clientCAFile": 1}},
+        ]
+    ),
     "tracing": lambda r: r.choice([{"samplingRatePerMillion": r.choice([1, -1, "x"])}, {}]),
 }
 
@@ -256,28 +280,39 @@ def generate(rng: random.Random) -> str:
     kind: object = HEAD_KIND
     roll = rng.random()
     if roll < 0.03:
-        api = rng.choice([None, "kubelet.config.k8s.io/v1", "v1beta1", "kubelet.config.k8s.io/",
-                          "KUBELET.config.k8s.io/v1beta1", 1, "", "kubelet.config.k8s.io/v1alpha1"])
+        api = rng.choice(
+            [
+                None,
+                "kubelet.config.k8s.io/v1",
+                "v1beta1",
+                "kubelet.config.k8s.io/",
+                "KUBELET.config.k8s.io/v1beta1",
+                1,
+                "",
+                "kubelet.config.k8s.io/v1alpha1",
+            ]
+        )
     elif roll < 0.06:
         kind = rng.choice([None, "kubeletconfiguration", "Pod", "", 3, "KubeletConfig"])
     if api is not None:
         pairs.append(("apiVersion", api))
     if kind is not None:
         pairs.append(("kind", kind))
-    for name in rng.sample(sorted(_MANAGER), rng.randint(0, 7)):
-        pairs.append((name, _MANAGER[name](rng)))
+    pairs += [
+        (name, _MANAGER[name](rng)) for name in rng.sample(sorted(_MANAGER), rng.randint(0, 7))
+    ]
     for _ in range(rng.choice([0, 0, 1, 1, 2, 3])):
         name = rng.choice(_MUTATED_TYPES)
         nested = _NESTED.get(name)
-        value = nested(rng) if nested and rng.random() < 0.7 else _value_of_kind(
-            rng, FIELD_KINDS[name]
+        value = (
+            nested(rng) if nested and rng.random() < 0.7 else _value_of_kind(rng, FIELD_KINDS[name])
         )
         pairs.append((name, value))
     if rng.random() < 0.08:
         pairs.append((rng.choice(["noSuchField", "x", "cpuManagerPolicy2"]), rng.choice([1, "a"])))
     if rng.random() < 0.06 and len(pairs) > 2:
         name, _ = rng.choice(pairs[2:])
-        pairs.append((name, _MANAGER.get(name, lambda r: _hostile(r))(rng)))  # a repeated key
+        pairs.append((name, _MANAGER.get(name, _hostile)(rng)))  # a repeated key
     if rng.random() < 0.05 and len(pairs) > 2:
         index = rng.randrange(2, len(pairs))
         name, value = pairs[index]
@@ -312,15 +347,15 @@ def render(doc: Document, rng: random.Random) -> str:
 
 
 def _json(value: object) -> str:
-    if isinstance(value, float) and (value != value or value in (float("inf"), -float("inf"))):
+    if isinstance(value, float) and not math.isfinite(value):
         return "1e999"
     return json.dumps(value, ensure_ascii=False)
 
 
 def _flow(value: object) -> str:
-    return yaml.safe_dump(value, default_flow_style=True, width=10000).removesuffix(
-        "\n...\n"
-    ).strip()
+    return (
+        yaml.safe_dump(value, default_flow_style=True, width=10000).removesuffix("\n...\n").strip()
+    )
 
 
 _ODD_LINES = [
@@ -521,16 +556,17 @@ def _normalise_cpus(text: object) -> object:
 def compare(mine: Verdict, kubelet: Verdict) -> list[str]:
     """What differs, one line each (empty: they agree)."""
     if mine.stage != kubelet.stage:
-        return [f"stage: ours {mine.stage} {mine.text!r} | kubelet {kubelet.stage} {kubelet.text!r}"]
+        ours_side = f"ours {mine.stage} {mine.text!r}"
+        return [f"stage: {ours_side} | kubelet {kubelet.stage} {kubelet.text!r}"]
     if mine.text != kubelet.text:
-        return [f"text at {mine.stage}:\n      ours    {mine.text!r}\n      kubelet {kubelet.text!r}"]
+        lines = f"\n      ours    {mine.text!r}\n      kubelet {kubelet.text!r}"
+        return [f"text at {mine.stage}:{lines}"]
     if mine.values is None or kubelet.values is None:
         return []
     out = []
-    for name, theirs_value in kubelet.values.items():
+    for name, raw in kubelet.values.items():
         ours_value = mine.values.get(name)
-        if name == "reservedSystemCPUs":
-            theirs_value = _normalise_cpus(theirs_value)
+        theirs_value = _normalise_cpus(raw) if name == "reservedSystemCPUs" else raw
         if ours_value != theirs_value:
             out.append(f"value {name}: ours {ours_value!r} | kubelet {theirs_value!r}")
     return out
@@ -583,7 +619,8 @@ def main() -> int:
         print(f"disagreements={len(found)} {dict(kinds)}")
         for path, problems in found[: args.show]:
             print(f"--- {path.name}")
-            print("    " + path.read_text(encoding="utf-8", errors="replace").replace("\n", "\n    "))
+            text = path.read_text(encoding="utf-8", errors="replace")
+            print("    " + text.replace("\n", "\n    "))
             for problem in problems:
                 print(f"  {problem}")
     return 1 if found else 0
