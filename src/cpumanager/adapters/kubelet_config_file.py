@@ -188,7 +188,12 @@ def read_config_source(
         if limits.depth_of(loaded.body) > limits.MAX_DEPTH:
             msg = f"{path}: nested deeper than {limits.MAX_DEPTH} levels; fix the file"
             raise ConfigError(msg)
-        return ConfigSource(name=name or str(path), body=loaded.body, warnings=loaded.warnings)
+        return ConfigSource(
+            name=name or str(path),
+            body=loaded.body,
+            warnings=loaded.warnings,
+            from_json=loaded.from_json,
+        )
     return ConfigSource(name=name or str(path), body=_load_yaml(text, source=str(path)))
 
 

@@ -57,6 +57,14 @@ STAGES = [
         "defaults, error: cannot set feature gate MemoryManager to false, feature is locked "
         "to true",
     ),
+    # the kubelet reads a reservation's resources when it starts, after validation
+    # (measured: 1.32 loads and validates these)
+    ({"kubeReserved": {"foo": "1"}}, "starts", 'kubeReserved: cannot reserve "foo" resource'),
+    (
+        {"kubeReserved": {"foo": "1"}, "hairpinMode": "veth"},
+        "validates",
+        'invalid configuration: option "veth" specified for hairpinMode',
+    ),
     (
         {"maxPods": "many"},
         "loads",
@@ -172,3 +180,10 @@ def test_the_managers_refuse_in_the_order_they_are_built() -> None:
     assert "no-such-option" in topology
     assert cpu.startswith("[cpumanager] unable to determine reserved CPU resources")
     assert memory.startswith("[memorymanager] you should specify the system reserved memory")
+
+
+def test_a_field_the_release_lacks_is_unknown_to_it() -> None:
+    # mergeDefaultEvictionSettings came in 1.34: 1.32 drops it unread (measured)
+    fields = {"mergeDefaultEvictionSettings": 1, "evictionHard": {"memory.available": "1Gi"}}
+    effective = assemble(file=ConfigSource("k.yaml", {**HEAD, **fields}), release=V132)
+    assert dict(effective.config.eviction_hard) == {"memory.available": "1Gi"}

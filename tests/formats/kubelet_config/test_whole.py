@@ -494,6 +494,62 @@ TYPE_ERRORS = [
         "json: cannot unmarshal string into Go struct "
         "field KubeletConfiguration.featureGates of type bool",
     ),
+    # measured on 1.32 with random files (bench/diff_kubelet_config.py): nested structs are
+    # decoded field by field, named by their Go types ...
+    (
+        {"reservedMemory": [{"numaNode": "0"}]},
+        "json: cannot unmarshal string into Go struct field "
+        "MemoryReservation.reservedMemory.numaNode of type int32",
+    ),
+    (
+        {"reservedMemory": True},
+        "json: cannot unmarshal bool into Go struct field "
+        "KubeletConfiguration.reservedMemory of type []v1beta1.MemoryReservation",
+    ),
+    (
+        {"reservedMemory": ["x"]},
+        "json: cannot unmarshal string into Go struct field "
+        "KubeletConfiguration.reservedMemory of type v1beta1.MemoryReservation",
+    ),
+    (
+        {"authentication": {"anonymous": {"enabled": "x"}}},
+        "json: cannot unmarshal string into Go struct field "
+        "KubeletAnonymousAuthentication.authentication.anonymous.enabled of type bool",
+    ),
+    (
+        {"logging": 3},
+        "json: cannot unmarshal number into Go struct field "
+        "KubeletConfiguration.logging of type v1.LoggingConfiguration",
+    ),
+    (
+        {"registerWithTaints": [{"effect": 1}]},
+        "json: cannot unmarshal number into Go struct field "
+        "Taint.registerWithTaints.effect of type v1.TaintEffect",
+    ),
+    # ... a quantity's own decoder refuses at once, as a duration's does, even after an
+    # earlier (kept) type mismatch ...
+    (
+        {"maxPods": "x", "reservedMemory": [{"numaNode": 0, "limits": {"memory": "x"}}]},
+        "quantities must match the regular expression "
+        "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+    ),
+    (
+        {"reservedMemory": [{"numaNode": 0, "limits": {"memory": "1Ki2"}}]},
+        "unable to parse quantity's suffix",
+    ),
+    # ... a duration held by value reads null as "" ...
+    ({"maxPods": "x", "syncFrequency": None}, 'time: invalid duration ""'),
+    # ... and a YAML number beyond int64 reaches the decoder as Go prints a float64
+    (
+        {"iptablesDropBit": -(2**63) - 1},
+        "json: cannot unmarshal number -9223372036854776000 into Go struct field "
+        "KubeletConfiguration.iptablesDropBit of type int32",
+    ),
+    (
+        {"iptablesDropBit": 10**30},
+        "json: cannot unmarshal number 1e+30 into Go struct field "
+        "KubeletConfiguration.iptablesDropBit of type int32",
+    ),
 ]
 
 
@@ -504,6 +560,25 @@ def test_type_errors_stop_decoding(fields: dict[str, object], expected: str) -> 
     with pytest.raises(ConfigError) as caught:
         whole.decode_fields(fields)
     assert caught.value.message == expected
+
+
+def test_a_json_file_is_decoded_in_its_own_order_with_its_literals() -> None:
+    import json
+
+    from cpumanager.errors import ConfigError
+    from cpumanager.formats.kubelet_config.v1beta1 import JsonFloat
+
+    body = json.loads('{"podsPerCore": "x", "maxPods": 1.0}', parse_float=JsonFloat)
+    with pytest.raises(ConfigError) as caught:  # measured: the file's order, not sorted
+        whole.decode_fields(body, from_json=True)
+    assert "podsPerCore of type int32" in caught.value.message
+    with pytest.raises(ConfigError) as caught:  # measured: JSON's 1.0 is no int32
+        whole.decode_fields(json.loads('{"maxPods": 1.0}', parse_float=JsonFloat), from_json=True)
+    assert caught.value.message == (
+        "json: cannot unmarshal number 1.0 into Go struct field KubeletConfiguration.maxPods "
+        "of type int32"
+    )
+    assert whole.decode_fields({"maxPods": 1.0}) == {"maxPods": 1}  # YAML's 1.0 arrives as 1
 
 
 def test_null_fields_stay_unset_and_unknown_fields_are_dropped() -> None:

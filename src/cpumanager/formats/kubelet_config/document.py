@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from cpumanager.errors import KubeletConfigInvalidError
-from cpumanager.formats.kubelet_config.v1beta1 import FIELD_KINDS
+from cpumanager.formats.kubelet_config.v1beta1 import FIELD_KINDS, JsonFloat
 
 __all__ = [
     "GROUP",
@@ -51,6 +51,7 @@ class LoadedDocument:
 
     body: Mapping[str, object]
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    from_json: bool = False  # read as JSON: Go decodes its fields in the file's order
 
 
 def load_refusal(path: str, detail: str) -> KubeletConfigInvalidError:
@@ -98,7 +99,8 @@ def decode_file(text: str, *, path: str, parse_yaml: ParseYaml) -> LoadedDocumen
         raise load_refusal(path, f'kubelet config file "{path}" was empty')
     yaml_duplicates: list[tuple[str, int]] = []
     json_duplicates: list[str] = []
-    if text.lstrip(" \t\r\n").startswith("{"):
+    from_json = text.lstrip(" \t\r\n").startswith("{")
+    if from_json:
         body, json_duplicates = _decode_json(text, path)
     else:
         body, yaml_duplicates = _decode_yaml(text, path, parse_yaml)
@@ -126,7 +128,7 @@ def decode_file(text: str, *, path: str, parse_yaml: ParseYaml) -> LoadedDocumen
                 "Using lenient decoding as strict decoding failed: strict decoding error: "
                 + ", ".join(strict[:_MAX_REPORTED])
             )
-    return LoadedDocument(body=body, warnings=tuple(warnings))
+    return LoadedDocument(body=body, warnings=tuple(warnings), from_json=from_json)
 
 
 def _kind_of(value: object) -> str:
@@ -143,7 +145,7 @@ def _kind_of(value: object) -> str:
 
 def _decode_json(text: str, path: str) -> tuple[object, list[str]]:
     try:
-        body = json.loads(text, object_pairs_hook=_json_duplicates)
+        body = json.loads(text, object_pairs_hook=_json_duplicates, parse_float=JsonFloat)
     except ValueError as err:
         detail = _go_json_syntax(text, err)
         msg = f"failed to decode: couldn't get version/kind; json parse error: {detail}"
