@@ -16,13 +16,13 @@ from __future__ import annotations
 import json
 import os
 import posixpath
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import yaml
 
 from cpumanager.adapters._text import load_yaml_documents, read_bounded_text
+from cpumanager.adapters.go_yaml import parse_yaml_keeping_duplicates
 from cpumanager.core import limits
 from cpumanager.core.printable import printable
 from cpumanager.core.versions import Release
@@ -35,11 +35,7 @@ from cpumanager.formats.kubelet_config import (
     parse_kubelet_flags,
 )
 from cpumanager.formats.kubelet_config.assemble import DROP_IN_CHECKS_SINCE
-from cpumanager.formats.kubelet_config.document import (
-    YamlSyntaxError,
-    decode_drop_in,
-    decode_file,
-)
+from cpumanager.formats.kubelet_config.document import decode_drop_in, decode_file
 from cpumanager.formats.kubelet_config.fields import check_string_maps
 from cpumanager.formats.kubelet_config.launch import (
     argv_from_env,
@@ -54,6 +50,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "kubelet_config_from_text",
     "load_effective_config",
+    "parse_yaml_keeping_duplicates",
     "read_config_source",
     "read_drop_in_dir",
     "read_kubelet_config",
@@ -74,68 +71,6 @@ def _load_yaml(text: str, *, source: str) -> object:
         msg = f"{source}: holds {len(docs)} YAML documents; give one KubeletConfiguration"
         raise ConfigError(msg)
     return {} if not docs or docs[0] is None else docs[0]
-
-
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that records keys given twice in a mapping, with the line of the repeat
-    (the kubelet's strict YAML reader refuses them)."""
-
-    duplicates: list[tuple[str, int]]
-
-
-_MAX_DUPLICATES = 20  # enough to name; a hostile file may repeat a key 100,000 times
-
-
-def _mapping_with_duplicates(loader: _StrictLoader, node: yaml.MappingNode) -> dict[object, object]:
-    seen: set[object] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        try:
-            repeated = key in seen
-            seen.add(key)
-        except TypeError:  # an unhashable key: the constructor refuses it below
-            continue
-        if repeated and len(loader.duplicates) < _MAX_DUPLICATES:
-            loader.duplicates.append((str(key), key_node.start_mark.line + 1))
-    return loader.construct_mapping(node, deep=True)
-
-
-_StrictLoader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-    _mapping_with_duplicates,
-)
-
-
-def parse_yaml_keeping_duplicates(text: str) -> tuple[object, list[tuple[str, int]]]:
-    """The first YAML document (the kubelet's YAML reader takes the first), and each key
-    found again in its mapping with the line of the repeat; YamlSyntaxError with the
-    parser's line and problem."""
-    try:
-        return _first_document(text)
-    except yaml.YAMLError as err:
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        if "'\\t'" in problem and _TAB_VALUE.search(text):
-            # go-yaml takes a tab after "key:" as the separating blank; PyYAML does not
-            try:
-                return _first_document(_TAB_VALUE.sub(r"\1 ", text))
-            except yaml.YAMLError:
-                pass
-        mark = getattr(err, "problem_mark", None)
-        raise YamlSyntaxError(mark.line if mark is not None else None, problem) from err
-
-
-_TAB_VALUE = re.compile(r"^(\s*[^\s#'\"\[{-][^:\n]*:)\t+", re.MULTILINE)
-
-
-def _first_document(text: str) -> tuple[object, list[tuple[str, int]]]:
-    loader = _StrictLoader(text)
-    loader.duplicates = []
-    try:
-        found = loader.check_data()  # type: ignore[no-untyped-call]
-        body = loader.get_data() if found else None
-    finally:
-        loader.dispose()
-    return body, loader.duplicates
 
 
 def kubelet_config_from_text(text: str, *, source: str) -> KubeletConfig:

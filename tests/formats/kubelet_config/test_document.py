@@ -84,6 +84,39 @@ REFUSED = [
 ]
 
 
+# measured on 1.32 with random files (bench/diff_kubelet_config.py), shrunk: go-yaml's words
+# and line numbers (its scanner counts from 1 and ends the last line at the end of the
+# stream), what the YAML-to-JSON conversion refuses, and Go's JSON scanner
+REFUSED += [
+    (
+        HEAD + "maxPods: 5\nfeatureGat",
+        "failed to decode: yaml: line 5: could not find expected ':'",
+    ),
+    (
+        HEAD + "maxPods: 5\nx: a: b\n",
+        "failed to decode: yaml: line 4: mapping values are not allowed in this context",
+    ),
+    (
+        HEAD + "\tmaxPods: 1\n",
+        "failed to decode: yaml: line 3: found a tab character that violates indentation",
+    ),
+    (HEAD + "[1, 2]: x\n", "failed to decode: yaml: invalid map key: []interface {}{1, 2}"),
+    (
+        HEAD + "null: x\n",
+        'failed to decode: unsupported map key of type: %!s(<nil>), key: <nil>, value: "x"',
+    ),
+    (HEAD + "maxPods: .inf\n", "failed to decode: json: unsupported value: +Inf"),
+    (
+        "apiVersion: kubelet.config.k8s.io/\nkind: KubeletConfiguration\n",
+        "failed to decode: Object 'apiVersion' is missing in 'apiVersion: kubelet.config.k8s.io/"
+        "\nkind: KubeletConfiguration\n'",
+    ),
+    ('{"', JSON_PARSE + "unexpected end of JSON input"),
+    ('{"maxPods": [1 2]}', JSON_PARSE + "invalid character '2' after array element"),
+    ('{"podCIDR": "a\nb"}', JSON_PARSE + "invalid character '\\n' in string"),
+]
+
+
 @pytest.mark.parametrize(("text", "detail"), REFUSED)
 def test_refused_while_loading(text: str, detail: str) -> None:
     with pytest.raises(KubeletConfigInvalidError) as caught:
@@ -124,6 +157,36 @@ ACCEPTED = [
     (HEAD + "---\nmaxPods: 3\n", {}, ()),  # the first document is the file
     (HEAD + "maxPods:\t3\n", {"maxPods": 3}, ()),  # go-yaml takes the tab for a blank
     (HEAD + "cpuManagerReconcilePeriod: -5s\n", {"cpuManagerReconcilePeriod": "-5s"}, ()),
+]
+
+
+# measured: go-yaml v2 reads plain scalars its own way; keys become JSON strings; a JSON
+# key given twice decodes the second object into the first
+ACCEPTED += [
+    (
+        HEAD + "failSwapOn: n\nmaxPods: 0x10\npodsPerCore: 017\nimageGCHighThresholdPercent: 0o17"
+        "\nkubeAPIBurst: 1_000\noomScoreAdj: 1e2\nclusterDomain: 2001-12-14\n",
+        {
+            "failSwapOn": False,
+            "maxPods": 16,
+            "podsPerCore": 15,
+            "imageGCHighThresholdPercent": 15,
+            "kubeAPIBurst": 1000,
+            "oomScoreAdj": 100.0,
+            "clusterDomain": "2001-12-14",
+        },
+        (),
+    ),
+    (HEAD + "featureGates:\n  true: x\n  1: y\n", {"featureGates": {"true": "x", "1": True}}, ()),
+    (
+        '{"kind": "KubeletConfiguration", "apiVersion": "kubelet.config.k8s.io/v1beta1", '
+        '"topologyManagerPolicyOptions": {"a": "1"}, "topologyManagerPolicyOptions": {"b": "2"}}',
+        {"topologyManagerPolicyOptions": {"a": "1", "b": "2"}},
+        (
+            "Using lenient decoding as strict decoding failed: strict decoding error: "
+            'duplicate field "topologyManagerPolicyOptions"',
+        ),
+    ),
 ]
 
 

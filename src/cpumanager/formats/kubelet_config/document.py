@@ -66,10 +66,18 @@ def load_refusal(path: str, detail: str) -> KubeletConfigInvalidError:
 class YamlSyntaxError(Exception):
     """The YAML parser's refusal: the line (as the kubelet's parser counts it) and problem."""
 
-    def __init__(self, line: int | None, problem: str) -> None:
+    def __init__(self, line: int | None, problem: str, *, bare: bool = False) -> None:
         super().__init__(problem)
         self.line = line
         self.problem = problem
+        self.bare = bare  # the text whole (a YAML-to-JSON conversion error), no "yaml: "
+
+    def detail(self) -> str:
+        """The text the kubelet prints: ``yaml: line N: problem``."""
+        if self.bare:
+            return self.problem
+        where = f"line {self.line}: " if self.line is not None else ""
+        return f"yaml: {where}{self.problem}"
 
 
 # Parses YAML text: (the first document, each key found again in its mapping with the
@@ -78,16 +86,26 @@ class YamlSyntaxError(Exception):
 ParseYaml = Callable[[str], tuple[object, list[tuple[str, int]]]]
 
 
-def _json_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+def _json_object(pairs: list[tuple[str, object]]) -> tuple[dict[str, object], list[str]]:
+    """A JSON object's pairs as Go decodes them, and the keys given again."""
     out: dict[str, object] = {}
     dups: list[str] = []
     for key, value in pairs:
         if key in out:
             dups.append(key)
-        out[key] = value
-    if dups:
-        out["\x00duplicates"] = dups
-    return out
+        out[key] = _decoded_again(out[key], value) if key in out else value
+    return out, dups
+
+
+def _decoded_again(earlier: object, value: object) -> object:
+    """A JSON key given twice: Go decodes the second value into the first, so objects (maps
+    and structs) keep the entries the second leaves out; anything else is replaced."""
+    if isinstance(earlier, dict) and isinstance(value, dict):
+        merged = dict(earlier)
+        for key, item in value.items():
+            merged[key] = _decoded_again(merged[key], item) if key in merged else item
+        return merged
+    return value
 
 
 def decode_file(text: str, *, path: str, parse_yaml: ParseYaml) -> LoadedDocument:
@@ -144,16 +162,20 @@ def _kind_of(value: object) -> str:
 
 
 def _decode_json(text: str, path: str) -> tuple[object, list[str]]:
+    repeated: list[list[str]] = []  # per object, inner objects first: the file's is last
+
+    def hook(pairs: list[tuple[str, object]]) -> dict[str, object]:
+        out, dups = _json_object(pairs)
+        repeated.append(dups)
+        return out
+
     try:
-        body = json.loads(text, object_pairs_hook=_json_duplicates, parse_float=JsonFloat)
+        body = json.loads(text, object_pairs_hook=hook, parse_float=JsonFloat)
     except ValueError as err:
         detail = _go_json_syntax(text, err)
         msg = f"failed to decode: couldn't get version/kind; json parse error: {detail}"
         raise load_refusal(path, msg) from err
-    duplicates: list[str] = []
-    if isinstance(body, dict):
-        found = body.pop("\x00duplicates", [])
-        duplicates = list(found) if isinstance(found, list) else []
+    duplicates = repeated[-1] if isinstance(body, dict) and repeated else []
     return body, duplicates
 
 
@@ -161,17 +183,66 @@ def _go_json_syntax(text: str, err: ValueError) -> str:
     """Go's JSON syntax error for the first bad character (``invalid character 'k' looking
     for beginning of object key string``), as near as the position Python reports."""
     position = getattr(err, "pos", None)
+    problem = str(err)
     if not isinstance(position, int) or position >= len(text):
         return "unexpected end of JSON input"
+    if problem.startswith("Unterminated string"):
+        return "unexpected end of JSON input"  # no closing quote before the end
     char = text[position]
-    shown = "'\\''" if char == "'" else f"'{char}'"
-    if "Expecting property name" in str(err):
+    if problem.startswith("Invalid control character"):
+        return f"invalid character {_go_quote_char(char)} in string"  # measured: no "literal"
+    if problem.startswith("Invalid \\escape"):
+        following = text[position + 1] if position + 1 < len(text) else ""
+        if not following:
+            return "unexpected end of JSON input"
+        return f"invalid character {_go_quote_char(following)} in string escape code"
+    shown = _go_quote_char(char)
+    if "Expecting property name" in problem:
         return f"invalid character {shown} looking for beginning of object key string"
-    if "Expecting value" in str(err):
+    if "Expecting value" in problem:
         return f"invalid character {shown} looking for beginning of value"
-    if "Extra data" in str(err):
+    if "Extra data" in problem:
         return f"invalid character {shown} after top-level value"
+    if "Expecting ':' delimiter" in problem:
+        return f"invalid character {shown} after object key"
+    if _innermost(text[:position]) == "[":
+        return f"invalid character {shown} after array element"
     return f"invalid character {shown} after object key:value pair"
+
+
+def _go_quote_char(char: str) -> str:
+    """Go's ``quoteChar``: ``'x'``, ``'\\''``, control characters escaped."""
+    if char == "'":
+        return "'\\''"
+    if char == '"':
+        return "'\"'"
+    if char == "\\":
+        return "'\\\\'"
+    if char.isprintable():
+        return f"'{char}'"
+    named = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+    return "'" + named.get(char, f"\\x{ord(char):02x}") + "'"
+
+
+def _innermost(prefix: str) -> str:
+    """The innermost open bracket (``[`` or ``{``) at the end of ``prefix``, strings skipped."""
+    stack: list[str] = []
+    in_string = escaped = False
+    for char in prefix:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            stack.append(char)
+        elif char in "]}" and stack:
+            stack.pop()
+    return stack[-1] if stack else ""
 
 
 def _decode_yaml(
@@ -180,9 +251,7 @@ def _decode_yaml(
     try:
         return parse_yaml(text)
     except YamlSyntaxError as err:
-        where = f"line {err.line}: " if err.line is not None else ""
-        msg = f"failed to decode: yaml: {where}{err.problem}"
-        raise load_refusal(path, msg) from err
+        raise load_refusal(path, f"failed to decode: {err.detail()}") from err
 
 
 def _check_type_meta(body: Mapping[str, object], text: str, path: str) -> None:
@@ -202,6 +271,8 @@ def _check_type_meta(body: Mapping[str, object], text: str, path: str) -> None:
     assert isinstance(api_version, str)
     assert isinstance(kind, str)
     group, _, version = api_version.rpartition("/")
+    if not version:  # "group/" parses to an empty version: as if none were given
+        raise load_refusal(path, f"failed to decode: Object 'apiVersion' is missing in '{text}'")
     if group != GROUP or version not in _VERSIONS or kind != KIND:
         msg = (
             f'failed to decode: no kind "{kind}" is registered for version "{api_version}" in '
@@ -243,8 +314,7 @@ def decode_drop_in(
         try:
             body, names = parse_yaml(text)
         except YamlSyntaxError as err:
-            line = f"line {err.line}: " if err.line is not None else ""
-            detail = f"error converting YAML to JSON: yaml: {line}{err.problem}"
+            detail = f"error converting YAML to JSON: {err.detail()}"
             raise drop_in_refusal(directory, f"{where}, error: {detail}") from err
         duplicates = names[:_MAX_REPORTED]
     if not isinstance(body, Mapping) or not body.get("kind"):
