@@ -566,7 +566,7 @@ def test_a_json_file_is_decoded_in_its_own_order_with_its_literals() -> None:
     import json
 
     from cpumanager.errors import ConfigError
-    from cpumanager.formats.kubelet_config.v1beta1 import JsonFloat
+    from cpumanager.formats.kubelet_config.go_decode import JsonFloat
 
     body = json.loads('{"podsPerCore": "x", "maxPods": 1.0}', parse_float=JsonFloat)
     with pytest.raises(ConfigError) as caught:  # measured: the file's order, not sorted

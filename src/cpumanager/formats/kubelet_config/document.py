@@ -25,7 +25,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from cpumanager.errors import KubeletConfigInvalidError
-from cpumanager.formats.kubelet_config.v1beta1 import FIELD_KINDS, JsonFloat
+from cpumanager.formats.kubelet_config.go_decode import JsonFloat
+from cpumanager.formats.kubelet_config.v1beta1 import FIELD_KINDS
 
 __all__ = [
     "GROUP",

@@ -3,7 +3,8 @@
 The rest of this package reads the fields the resource managers use; the kubelet refuses a
 file for *any* bad field. Its stages over every v1beta1 field, gathered here:
 
-* **decoding** and **defaulting** (``v1beta1.py``: ``decode_fields``, ``defaulted``);
+* **decoding** (``go_decode.py``: ``decode_fields``) and **defaulting** (``v1beta1.py``:
+  ``defaulted``);
 * **feature gates** (``gates.py``: ``gate_error``): ``SetFromMap``'s refusals (an unknown
   gate, a locked gate set to the other value);
 * **validation** (``validation_messages``, here, with its longer sections in ``checks.py``):
@@ -43,7 +44,8 @@ from cpumanager.formats.kubelet_config.gates import (
     gate_refusal,
     gates_panic,
 )
-from cpumanager.formats.kubelet_config.v1beta1 import FIELD_KINDS, decode_fields, defaulted
+from cpumanager.formats.kubelet_config.go_decode import decode_fields
+from cpumanager.formats.kubelet_config.v1beta1 import FIELD_KINDS, defaulted
 
 _S = 10**9  # nanoseconds per second
 
