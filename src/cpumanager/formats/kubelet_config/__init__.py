@@ -9,7 +9,8 @@
   origin (the adapters read the files: ``adapters/kubelet_config_file.py``);
 * per kubelet release, the whole file: ``document`` (the loader and codec), ``v1beta1``
   (every field's type and defaulting), ``go_decode`` (Go's JSON decoding of it),
-  ``gates`` (1.32's gate registry, ``SetFromMap``), ``whole`` / ``checks`` (``ValidateKubeletConfiguration``), stage by stage.
+  ``gates`` (1.32's gate registry, ``SetFromMap``), ``whole`` / ``checks``
+  (``ValidateKubeletConfiguration``), stage by stage.
 """
 
 from __future__ import annotations
