@@ -205,14 +205,16 @@ def parse_yaml_keeping_duplicates(text: str) -> tuple[object, list[tuple[str, in
         raise YamlSyntaxError(None, str(err), bare=True) from err
     except yaml.YAMLError as err:
         problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        if "'\\t'" in problem and _TAB_VALUE.search(text):
-            # go-yaml takes a tab after "key:" as the separating blank; PyYAML does not
-            try:
-                return parse_yaml_keeping_duplicates(_TAB_VALUE.sub(r"\1 ", text))
-            except YamlSyntaxError:
-                pass
+        untabbed = _TRAILING_BLANKS.sub("", _TAB_VALUE.sub(r"\1 ", text))
+        if "'\\t'" in problem and untabbed != text:
+            # go-yaml takes a tab after "key:" as the separating blank, and a tab ending a
+            # line as trailing blanks; PyYAML does neither
+            return parse_yaml_keeping_duplicates(untabbed)  # its error is go-yaml's too
         if _tab_in_plain_indent(err, text):
             problem = "found a tab character that violates indentation"
+        alias = _ALIAS.fullmatch(problem)
+        if alias:  # go-yaml finds it while decoding: no line
+            raise YamlSyntaxError(None, f"unknown anchor '{alias.group(1)}' referenced") from err
         raise YamlSyntaxError(_go_line(err, text), _go_problem(err, problem)) from err
     bad = _not_finite(body)
     if bad:
@@ -221,6 +223,7 @@ def parse_yaml_keeping_duplicates(text: str) -> tuple[object, list[tuple[str, in
 
 
 _TAB_VALUE = re.compile(r"^(\s*[^\s#'\"\[{-][^:\n]*:)\t+", re.MULTILINE)
+_TRAILING_BLANKS = re.compile(r"[ \t]*\t[ \t]*$", re.MULTILINE)
 
 
 def _go_line(err: yaml.YAMLError, text: str) -> int | None:
@@ -263,15 +266,25 @@ _PROBLEMS = {
 }
 
 
+_EXPECTED = re.compile(r"expected (.*?),? but (?:found|got) .*")
+_ALIAS = re.compile(r"found undefined alias '(.*)'")
+
+
 def _go_problem(err: yaml.YAMLError, problem: str) -> str:
     """go-yaml's words for PyYAML's problem (the two parsers descend from the same one)."""
     if "that cannot start any token" in problem:
         return "found character that cannot start any token"
+    if problem.startswith("found unknown escape character"):
+        return "found unknown escape character"
     if problem.startswith("expected <block end>"):
         context = str(getattr(err, "context", "") or "")
         if "block collection" in context:
             return "did not find expected '-' indicator"
         return "did not find expected key"
+    expected = _EXPECTED.fullmatch(problem)
+    if expected:
+        wanted = expected.group(1).replace("the node content", "node content")
+        return f"did not find expected {wanted}"
     return _PROBLEMS.get(problem, problem)
 
 

@@ -128,6 +128,7 @@ def read_config_source(
             body=loaded.body,
             warnings=loaded.warnings,
             from_json=loaded.from_json,
+            pairs=loaded.pairs,
         )
     return ConfigSource(name=name or str(path), body=_load_yaml(text, source=str(path)))
 

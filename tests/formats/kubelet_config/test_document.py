@@ -112,6 +112,17 @@ REFUSED += [
         "\nkind: KubeletConfiguration\n'",
     ),
     ('{"', JSON_PARSE + "unexpected end of JSON input"),
+    ('{"httpCheckFrequency": 1.', JSON_PARSE + "unexpected end of JSON input"),
+    (HEAD + "maxPods: *nope\n", "failed to decode: yaml: unknown anchor 'nope' referenced"),
+    (HEAD + 'podCIDR: "\\q"\n', "failed to decode: yaml: line 3: found unknown escape character"),
+    (
+        HEAD + "clusterDNS: [a, b\n  : x\n",
+        "failed to decode: yaml: line 3: did not find expected ',' or ']'",
+    ),
+    (
+        HEAD + "evictionHard:\ncpuManagerPolicy:\tstatic\n  nodefs.available: 10%\n",
+        "failed to decode: yaml: line 5: mapping values are not allowed in this context",
+    ),
     ('{"maxPods": [1 2]}', JSON_PARSE + "invalid character '2' after array element"),
     ('{"podCIDR": "a\nb"}', JSON_PARSE + "invalid character '\\n' in string"),
 ]
@@ -177,6 +188,7 @@ ACCEPTED += [
         },
         (),
     ),
+    (HEAD + "cpuManagerPolicy: static\t\n", {"cpuManagerPolicy": "static"}, ()),
     (HEAD + "featureGates:\n  true: x\n  1: y\n", {"featureGates": {"true": "x", "1": True}}, ()),
     (
         '{"kind": "KubeletConfiguration", "apiVersion": "kubelet.config.k8s.io/v1beta1", '

@@ -539,6 +539,13 @@ TYPE_ERRORS = [
     ),
     # ... a duration held by value reads null as "" ...
     ({"maxPods": "x", "syncFrequency": None}, 'time: invalid duration ""'),
+    # ... logging's flush frequency is a duration or nanoseconds, refused at once ...
+    ({"maxPods": "x", "logging": {"flushFrequency": "x"}}, 'time: invalid duration "x"'),
+    (
+        {"logging": {"flushFrequency": 1.5}},
+        'invalid duration "1.5": json: cannot unmarshal number 1.5 into Go value of type '
+        "time.Duration",
+    ),
     # ... and a YAML number beyond int64 reaches the decoder as Go prints a float64
     (
         {"iptablesDropBit": -(2**63) - 1},
@@ -579,6 +586,54 @@ def test_a_json_file_is_decoded_in_its_own_order_with_its_literals() -> None:
         "of type int32"
     )
     assert whole.decode_fields({"maxPods": 1.0}) == {"maxPods": 1}  # YAML's 1.0 arrives as 1
+
+
+def test_a_repeated_json_key_is_decoded_where_each_appears() -> None:
+    from cpumanager.errors import ConfigError
+
+    pairs = [("nodeStatusUpdateFrequency", "ms"), ("nodeStatusUpdateFrequency", {"": ""})]
+    body = {"nodeStatusUpdateFrequency": {"": ""}}
+    with pytest.raises(ConfigError) as caught:  # measured: the first value's error
+        whole.decode_fields(body, from_json=True, pairs=pairs)
+    assert caught.value.message == 'time: invalid duration "ms"'
+
+
+def test_a_null_in_a_string_list_is_the_empty_string() -> None:
+    typed = whole.decode_fields({"enforceNodeAllocatable": [None]})
+    assert typed["enforceNodeAllocatable"] == [""]
+    assert messages({"enforceNodeAllocatable": [None]}, (1, 32))[0].startswith(
+        'invalid configuration: option "" specified for enforceNodeAllocatable'
+    )  # measured
+
+
+TRACING = [  # measured on 1.32 (KubeletTracing is beta, on)
+    (
+        {"tracing": {"samplingRatePerMillion": -1}},
+        "tracing.samplingRatePerMillion: Invalid value: -1: sampling rate must be positive",
+    ),
+    (
+        {"tracing": {"endpoint": "http://x:1"}},
+        'tracing.endpoint: Invalid value: "http://x:1": unsupported scheme: http.  Options are '
+        "none, dns, unix, or unix-abstract.  See "
+        "https://github.com/grpc/grpc/blob/master/doc/naming.md",
+    ),
+    (
+        {"tracing": {"endpoint": "a:b"}},
+        'tracing.endpoint: Invalid value: "dns://a:b": parse "dns://a:b": invalid port ":b" '
+        "after host",
+    ),
+    (
+        {"featureGates": {"KubeletTracing": False}, "tracing": {}},
+        "invalid configuration: tracing should not be configured if KubeletTracing feature "
+        "flag is disabled.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("fields", "expected"), TRACING)
+def test_tracing(fields: dict[str, object], expected: str) -> None:
+    assert messages(fields, (1, 32)) == [expected]
+    assert messages({"tracing": {"endpoint": "unix:///t.sock"}}, (1, 32)) == []
 
 
 def test_null_fields_stay_unset_and_unknown_fields_are_dropped() -> None:

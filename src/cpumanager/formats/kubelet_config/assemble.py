@@ -67,6 +67,7 @@ class ConfigSource:
     body: object
     warnings: tuple[str, ...] = ()
     from_json: bool = False  # a JSON file: the kubelet decodes its fields in the file's order
+    pairs: tuple[tuple[str, object], ...] = ()  # a JSON file's fields, repeats included
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,7 +274,7 @@ def _checked(source: ConfigSource, *, release: Release | None = None) -> Mapping
         if release is not None:
             # a field the release does not have is unknown to it: dropped, unread
             body = {k: v for k, v in body.items() if FIELD_SINCE.get(k, (1, 0)) <= release}
-            whole.decode_fields(body, from_json=source.from_json)
+            whole.decode_fields(body, from_json=source.from_json, pairs=source.pairs)
     except ConfigError as err:
         if typed:
             raise load_refusal(source.name, f"failed to decode: {err.message}") from err

@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from cpumanager.errors import KubeletConfigInvalidError
-from cpumanager.formats.kubelet_config.go_decode import JsonFloat
+from cpumanager.formats.kubelet_config.go_decode import JsonFloat, JsonInt
 from cpumanager.formats.kubelet_config.v1beta1 import FIELD_KINDS
 
 __all__ = [
@@ -53,6 +53,7 @@ class LoadedDocument:
     body: Mapping[str, object]
     warnings: tuple[str, ...] = field(default_factory=tuple)
     from_json: bool = False  # read as JSON: Go decodes its fields in the file's order
+    pairs: tuple[tuple[str, object], ...] = ()  # a JSON file's fields, repeats included
 
 
 def load_refusal(path: str, detail: str) -> KubeletConfigInvalidError:
@@ -119,8 +120,9 @@ def decode_file(text: str, *, path: str, parse_yaml: ParseYaml) -> LoadedDocumen
     yaml_duplicates: list[tuple[str, int]] = []
     json_duplicates: list[str] = []
     from_json = text.lstrip(" \t\r\n").startswith("{")
+    pairs: list[tuple[str, object]] = []
     if from_json:
-        body, json_duplicates = _decode_json(text, path)
+        body, json_duplicates = _decode_json(text, path, pairs)
     else:
         body, yaml_duplicates = _decode_yaml(text, path, parse_yaml)
     if body is None:
@@ -147,7 +149,8 @@ def decode_file(text: str, *, path: str, parse_yaml: ParseYaml) -> LoadedDocumen
                 "Using lenient decoding as strict decoding failed: strict decoding error: "
                 + ", ".join(strict[:_MAX_REPORTED])
             )
-    return LoadedDocument(body=body, warnings=tuple(warnings), from_json=from_json)
+    kept = tuple(pairs) if json_duplicates else ()
+    return LoadedDocument(body=body, warnings=tuple(warnings), from_json=from_json, pairs=kept)
 
 
 def _kind_of(value: object) -> str:
@@ -162,16 +165,20 @@ def _kind_of(value: object) -> str:
     return "object"
 
 
-def _decode_json(text: str, path: str) -> tuple[object, list[str]]:
+def _decode_json(
+    text: str, path: str, pairs_out: list[tuple[str, object]] | None = None
+) -> tuple[object, list[str]]:
     repeated: list[list[str]] = []  # per object, inner objects first: the file's is last
 
     def hook(pairs: list[tuple[str, object]]) -> dict[str, object]:
         out, dups = _json_object(pairs)
         repeated.append(dups)
+        if pairs_out is not None:
+            pairs_out[:] = pairs  # the last object closed is the file's
         return out
 
     try:
-        body = json.loads(text, object_pairs_hook=hook, parse_float=JsonFloat)
+        body = json.loads(text, object_pairs_hook=hook, parse_float=JsonFloat, parse_int=JsonInt)
     except ValueError as err:
         detail = _go_json_syntax(text, err)
         msg = f"failed to decode: couldn't get version/kind; json parse error: {detail}"
@@ -198,6 +205,9 @@ def _go_json_syntax(text: str, err: ValueError) -> str:
             return "unexpected end of JSON input"
         return f"invalid character {_go_quote_char(following)} in string escape code"
     shown = _go_quote_char(char)
+    number = _number_problem(text, position)
+    if number:
+        return number
     if "Expecting property name" in problem:
         return f"invalid character {shown} looking for beginning of object key string"
     if "Expecting value" in problem:
@@ -209,6 +219,26 @@ def _go_json_syntax(text: str, err: ValueError) -> str:
     if _innermost(text[:position]) == "[":
         return f"invalid character {shown} after array element"
     return f"invalid character {shown} after object key:value pair"
+
+
+def _number_problem(text: str, position: int) -> str | None:
+    """Go's scanner inside a number Python ended early: ``1.`` or ``1e`` needs digits."""
+    before = text[:position]
+    char = text[position]
+    if char == "." and before[-1:].isdigit():
+        what = "after decimal point in numeric literal"
+    elif char in "eE" and before[-1:].isdigit():
+        what = "in exponent of numeric literal"
+    else:
+        return None
+    rest = text[position + 1 :]
+    if char in "eE" and rest[:1] in ("+", "-"):
+        rest = rest[1:]
+    if not rest:
+        return "unexpected end of JSON input"
+    if rest[0].isdigit():
+        return None
+    return f"invalid character {_go_quote_char(rest[0])} {what}"
 
 
 def _go_quote_char(char: str) -> str:

@@ -14,9 +14,10 @@ by field, with Go's rules and texts (measured on 1.32, bench/diff_kubelet_config
 
 from __future__ import annotations
 
+import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Final
 
@@ -26,6 +27,7 @@ from cpumanager.formats.kubelet_config.v1beta1 import FIELD_KINDS
 
 __all__ = [
     "JsonFloat",
+    "JsonInt",
     "decode_fields",
     "go_json_number",
     "go_quantity_error",
@@ -74,7 +76,7 @@ _STRUCTS: Final[Mapping[str, Mapping[str, str]]] = {
     "v1beta1.MemorySwapConfiguration": {"swapBehavior": "string"},
     "v1.LoggingConfiguration": {
         "format": "string",
-        "flushFrequency": "any",
+        "flushFrequency": "flush",
         "verbosity": "v1.VerbosityLevel",
         "vmodule": "any",
         "options": "any",
@@ -106,6 +108,10 @@ _POINTER_DURATIONS = frozenset({"cpuCFSQuotaPeriod", "containerLogMonitorInterva
 _QUANTITY_FORMAT = (
     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 )
+
+
+class JsonInt(int):
+    """An integer read from a JSON file: Go names it as written, however large."""
 
 
 class JsonFloat(float):
@@ -143,6 +149,8 @@ def go_json_number(value: int | float) -> str:
     """
     if isinstance(value, JsonFloat):
         return value.literal
+    if isinstance(value, JsonInt):
+        return str(int(value))
     if isinstance(value, int):
         if -(2**63) <= value < 2**64:
             return str(value)
@@ -182,7 +190,12 @@ def _mismatch_text(value: object, struct: str, path: str, go_type: str) -> str:
     return f"json: cannot unmarshal {kind} into Go struct field {struct}.{path} of type {go_type}"
 
 
-def decode_fields(body: Mapping[str, object], *, from_json: bool = False) -> dict[str, object]:
+def decode_fields(
+    body: Mapping[str, object],
+    *,
+    from_json: bool = False,
+    pairs: Sequence[tuple[str, object]] = (),
+) -> dict[str, object]:
     """Every field typed as Go decodes it (durations in nanoseconds); unknown fields dropped.
 
     Raises ConfigError with Go's text: a duration or quantity that does not parse at once,
@@ -190,9 +203,16 @@ def decode_fields(body: Mapping[str, object], *, from_json: bool = False) -> dic
     keys in sorted order; a JSON file in its own order (``from_json``). JSON ``null`` leaves
     a field unset, except a duration held by value (``time: invalid duration ""``).
     """
+    if pairs:
+        # a JSON file's repeated key is decoded at each place it appears: errors first
+        _decode_pairs(_Decoding(sort_keys=False), [(k, v) for k, v in pairs if k in body])
     decoding = _Decoding(sort_keys=not from_json)
+    return _decode_pairs(decoding, decoding.items(body))
+
+
+def _decode_pairs(decoding: _Decoding, pairs: list[tuple[str, object]]) -> dict[str, object]:
     out: dict[str, object] = {}
-    for name, value in decoding.items(body):
+    for name, value in pairs:
         kind = FIELD_KINDS.get(name)
         if kind is None:
             continue
@@ -218,6 +238,8 @@ def _decode(d: _Decoding, struct: str, path: str, kind: str, value: object) -> o
         return value
     if basic in ("duration", "*duration"):
         return _duration(struct, path, value, pointer=basic == "*duration")
+    if basic == "flush":
+        return _flush_frequency(struct, path, value)
     if basic == "quantity":
         problem = quantity_problem(value)
         if problem:
@@ -249,6 +271,26 @@ def _duration(struct: str, path: str, value: object, *, pointer: bool) -> object
         return go_duration_nanos(value)
     except ValueError as err:
         raise ConfigError(str(err)) from err
+
+
+def _flush_frequency(struct: str, path: str, value: object) -> object:
+    """logging's ``TimeOrMetaDuration``: a duration string, or nanoseconds as a number; its
+    own decoder refuses anything else at once, quoting the JSON it was given (measured)."""
+    if value is None or isinstance(value, str):
+        return _duration(struct, path, value, pointer=True)
+    number = _go_integer(value)
+    if number is not None and -(2**63) <= number < 2**63:
+        return number
+    kind = _json_kind(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        raw = go_json_number(value)
+        kind = f"number {raw}"
+    else:
+        raw = json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+    quoted = json.dumps(raw, ensure_ascii=False)
+    inner = f"json: cannot unmarshal {kind} into Go value of type time.Duration"
+    msg = f"invalid duration {quoted}: {inner}"
+    raise ConfigError(msg)
 
 
 def _scalar(basic: str, value: object) -> object:
@@ -284,10 +326,12 @@ def _container(d: _Decoding, struct: str, path: str, basic: str, value: object) 
     if basic.startswith("[]"):
         if not isinstance(value, list):
             return _BAD
+        inner = basic.removeprefix("[]")
+        items: list[object] = []
         for item in value:
-            if item is not None:
-                _decode(d, struct, path, basic.removeprefix("[]"), item)
-        return list(value)
+            typed = _ZERO.get(inner) if item is None else _decode(d, struct, path, inner, item)
+            items.append(item if typed is _BAD or inner in _STRUCTS else typed)
+        return items
     fields = _STRUCTS.get(basic)
     if fields is None:
         return _NOT_CONTAINER

@@ -37,6 +37,7 @@ from cpumanager.formats.kubelet_config.checks import (
     shutdown_messages,
     swap_messages,
     taint_messages,
+    tracing_messages,
 )
 from cpumanager.formats.kubelet_config.gates import (
     enabled,
@@ -84,6 +85,7 @@ RULE_SOURCES: Final[Mapping[str, tuple[Release, str]]] = {
     "memorySwap": ((1, 22), "gate NodeSwap"),
     "shutdownGracePeriodByPodPriority": ((1, 23), "gate GracefulNodeShutdownBasedOnPodPriority"),
     "memoryThrottlingFactor": ((1, 22), "gate MemoryQoS"),
+    "tracing": ((1, 25), "gate KubeletTracing"),
     "enforce-compressible": ((1, 31), "open"),
     "containerLogMaxFiles": ((1, 33), "#129072"),
     "imageMinimumGCAge-negative": ((1, 36), "#135997"),
@@ -296,6 +298,8 @@ def validation_messages(
             f"'{previous}'. Only the previous minor version is allowed"
         )
     errors += logging_messages(kc.get("logging"))
+    if _has("tracing", release):
+        errors += tracing_messages(kc.get("tracing"), gate_on=on("KubeletTracing"))
     factor = kc.get("memoryThrottlingFactor")
     in_range = isinstance(factor, float) and 0 < factor <= 1.0
     if isinstance(factor, float) and _has("memoryThrottlingFactor", release) and not in_range:
