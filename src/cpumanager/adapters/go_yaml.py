@@ -227,16 +227,18 @@ _TRAILING_BLANKS = re.compile(r"[ \t]*\t[ \t]*$", re.MULTILINE)
 
 
 def _go_line(err: yaml.YAMLError, text: str) -> int | None:
-    """The line go-yaml prints: a scanner's problem line counted from 1 (the stream's end
-    closes the last line), a parser's counted from 0; the context's line (from 0) when the
-    problem is on the first line; none when that is 0 too."""
+    """The line go-yaml prints: a scanner's problem line counted from 1 (reaching the end of
+    the stream closes the last line), a parser's counted from 0; the context's line (from 0)
+    when the problem is on the first line; none when that is 0 too."""
     problem = getattr(err, "problem_mark", None)
     context = getattr(err, "context_mark", None)
     line = 0
     if problem is not None:
         line = problem.line
-        if problem.index >= len(text) and problem.column != 0:
-            line += 1  # go-yaml ends the last line at the end of the stream
+        what = str(getattr(err, "problem", ""))
+        at_end = "could not find expected ':'" in what or "<stream end>" in what
+        if at_end and problem.index >= len(text) and problem.column != 0:
+            line += 1  # go-yaml ends the last line when it reaches the end of the stream
     if line != 0:
         return line + 1 if isinstance(err, yaml.scanner.ScannerError) else line
     if context is not None and context.line != 0:

@@ -111,6 +111,11 @@ REFUSED += [
         "failed to decode: Object 'apiVersion' is missing in 'apiVersion: kubelet.config.k8s.io/"
         "\nkind: KubeletConfiguration\n'",
     ),
+    (HEAD + "cgroupRoot: '", "failed to decode: yaml: line 3: found unexpected end of stream"),
+    (
+        "apiVersion: kubelet.config.k8s.io/v1beta1\nKIND: Pod\n",  # the type meta folds case
+        NO_KIND + f'Pod" is registered for version "kubelet.config.k8s.io/v1beta1" {SCHEME}',
+    ),
     ('{"', JSON_PARSE + "unexpected end of JSON input"),
     ('{"httpCheckFrequency": 1.', JSON_PARSE + "unexpected end of JSON input"),
     (HEAD + "maxPods: *nope\n", "failed to decode: yaml: unknown anchor 'nope' referenced"),

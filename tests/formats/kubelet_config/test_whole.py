@@ -606,6 +606,18 @@ def test_a_null_in_a_string_list_is_the_empty_string() -> None:
     )  # measured
 
 
+def test_floats_are_printed_as_go_prints_them() -> None:
+    from cpumanager.formats.kubelet_config.checks import go_float
+
+    assert messages({"memoryThrottlingFactor": 1099511627776}) == [
+        "invalid configuration: memoryThrottlingFactor 1.099511627776e+12 must be greater than 0 "
+        "and less than or equal to 1.0"
+    ]  # measured
+    assert [go_float(v) for v in (1e6, 123456.0, 1e-5, 0.0001, -0.0)] == [
+        "1e+06", "123456", "1e-05", "0.0001", "-0"
+    ]  # fmt: skip
+
+
 TRACING = [  # measured on 1.32 (KubeletTracing is beta, on)
     (
         {"tracing": {"samplingRatePerMillion": -1}},

@@ -134,7 +134,7 @@ def decode_file(text: str, *, path: str, parse_yaml: ParseYaml) -> LoadedDocumen
             f'"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }}'
         )
         raise load_refusal(path, msg)
-    _check_type_meta(body, text, path)
+    _check_type_meta(body, text, path, pairs)
     warnings: list[str] = []
     if yaml_duplicates:
         # the strict YAML reader fails first; the lenient decoder then reads the file
@@ -285,16 +285,39 @@ def _decode_yaml(
         raise load_refusal(path, f"failed to decode: {err.detail()}") from err
 
 
-def _check_type_meta(body: Mapping[str, object], text: str, path: str) -> None:
-    api_version = body.get("apiVersion")
-    kind = body.get("kind")
-    for name, value in (("apiVersion", api_version), ("kind", kind)):
-        if value is not None and not isinstance(value, str):
-            msg = (
-                "failed to decode: couldn't get version/kind; json parse error: json: cannot "
-                f"unmarshal {_kind_of(value)} into Go struct field .{name} of type string"
-            )
-            raise load_refusal(path, msg)
+def _type_meta(
+    pairs: list[tuple[str, object]], text: str, path: str
+) -> tuple[object | None, object | None]:
+    """apiVersion and kind as Go's JSON decoder finds them for the type meta: a key matching
+    a field's name, exactly or else case-insensitively (``KIND``), in decoding order, the
+    last one winning; a value of the wrong type is refused (the first, once all are read)."""
+    found: dict[str, object] = {}
+    refused: str | None = None
+    for key, value in pairs:
+        name = key if key in ("apiVersion", "kind") else _FOLDED.get(key.lower())
+        if name is None or value is None:
+            continue
+        if not isinstance(value, str):
+            if refused is None:
+                refused = (
+                    "failed to decode: couldn't get version/kind; json parse error: json: cannot "
+                    f"unmarshal {_kind_of(value)} into Go struct field .{name} of type string"
+                )
+            continue
+        found[name] = value
+    if refused is not None:
+        raise load_refusal(path, refused)
+    return found.get("apiVersion"), found.get("kind")
+
+
+_FOLDED = {"apiversion": "apiVersion", "kind": "kind"}
+
+
+def _check_type_meta(
+    body: Mapping[str, object], text: str, path: str, pairs: list[tuple[str, object]]
+) -> None:
+    order = pairs or sorted(body.items())  # YAML reaches Go as JSON with sorted keys
+    api_version, kind = _type_meta(order, text, path)
     if not kind:
         raise load_refusal(path, f"failed to decode: Object 'Kind' is missing in '{text}'")
     if not api_version:
