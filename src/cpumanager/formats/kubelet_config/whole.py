@@ -30,15 +30,14 @@ from cpumanager.formats.kubelet_config.checks import (
     go_float,
     go_q,
     go_struct_duration,
-    logging_messages,
     negative,
     pod_logs_messages,
     reserved_memory_messages,
     shutdown_messages,
     swap_messages,
     taint_messages,
-    tracing_messages,
 )
+from cpumanager.formats.kubelet_config.component_checks import logging_messages, tracing_messages
 from cpumanager.formats.kubelet_config.gates import (
     enabled,
     gate_error,
