@@ -117,6 +117,12 @@ REFUSED += [
         NO_KIND + f'Pod" is registered for version "kubelet.config.k8s.io/v1beta1" {SCHEME}',
     ),
     ('{"', JSON_PARSE + "unexpected end of JSON input"),
+    ('{"systemReserved":{"pid": tr', JSON_PARSE + "unexpected end of JSON input"),
+    ('{"a": fals }', JSON_PARSE + "invalid character ' ' in literal false (expecting 'e')"),
+    (
+        HEAD + "reservedMemory:\n- numaNode: 0\n\tmaxPods: 1\n",
+        "failed to decode: yaml: line 5: found a tab character that violates indentation",
+    ),
     ('{"httpCheckFrequency": 1.', JSON_PARSE + "unexpected end of JSON input"),
     (HEAD + "maxPods: *nope\n", "failed to decode: yaml: unknown anchor 'nope' referenced"),
     (HEAD + 'podCIDR: "\\q"\n', "failed to decode: yaml: line 3: found unknown escape character"),

@@ -606,6 +606,14 @@ def test_a_null_in_a_string_list_is_the_empty_string() -> None:
     )  # measured
 
 
+def test_all_beta_and_all_alpha_set_the_gates_not_named() -> None:
+    # measured: AllBeta=false turns GracefulNodeShutdown (beta) off, so its checks go
+    fields = {"featureGates": {"AllBeta": False}, "shutdownGracePeriodCriticalPods": "-5s"}
+    assert messages(fields) == []
+    assert messages({**fields, "featureGates": {"AllBeta": False, "GracefulNodeShutdown": True}})
+    assert messages({"featureGates": {"AllAlpha": True}, "cpuCFSQuotaPeriod": "50ms"}) == []
+
+
 def test_floats_are_printed_as_go_prints_them() -> None:
     from cpumanager.formats.kubelet_config.checks import go_float
 

@@ -210,6 +210,9 @@ def _go_json_syntax(text: str, err: ValueError) -> str:
         return number
     if "Expecting property name" in problem:
         return f"invalid character {shown} looking for beginning of object key string"
+    literal = _literal_problem(text, position)
+    if "Expecting value" in problem and literal:
+        return literal
     if "Expecting value" in problem:
         return f"invalid character {shown} looking for beginning of value"
     if "Extra data" in problem:
@@ -219,6 +222,22 @@ def _go_json_syntax(text: str, err: ValueError) -> str:
     if _innermost(text[:position]) == "[":
         return f"invalid character {shown} after array element"
     return f"invalid character {shown} after object key:value pair"
+
+
+def _literal_problem(text: str, position: int) -> str | None:
+    """Go's scanner inside ``true``, ``false`` or ``null`` (Python only says it expected a
+    value): cut short, or the first character that differs."""
+    word = {"t": "true", "f": "false", "n": "null"}.get(text[position])
+    if word is None:
+        return None
+    for offset, wanted in enumerate(word):
+        at = position + offset
+        if at >= len(text):
+            return "unexpected end of JSON input"
+        if text[at] != wanted:
+            found, expected = _go_quote_char(text[at]), _go_quote_char(wanted)
+            return f"invalid character {found} in literal {word} (expecting {expected})"
+    return None
 
 
 def _number_problem(text: str, position: int) -> str | None:
