@@ -280,8 +280,57 @@ class Document:
     suffix: str = ""
 
 
+# the manager fields with values the kubelet accepts (a clean file: values to compare)
+_CLEAN: dict[str, Callable[[random.Random], object]] = {
+    "cpuManagerPolicy": lambda r: r.choice(["none", "static"]),
+    "cpuManagerPolicyOptions": lambda r: {
+        k: r.choice(["true", "false"]) for k in r.sample(_CPU_OPTIONS[:-1], r.randint(0, 2))
+    },
+    "cpuManagerReconcilePeriod": lambda r: r.choice(["10s", "1m30s", "500ms", "0s", "5s"]),
+    "reservedSystemCPUs": lambda r: r.choice(["0", "0-1", "0,16", "2-3,10-11", ""]),
+    "kubeReserved": lambda r: {"cpu": r.choice(["1", "500m", "250m"]), "memory": "1Gi"},
+    "systemReserved": lambda r: {"cpu": r.choice(["1", "500m"]), "memory": "500Mi"},
+    "evictionHard": lambda r: {"memory.available": r.choice(["100Mi", "5%", "1Gi"])},
+    "memoryManagerPolicy": lambda r: r.choice(["None", "Static"]),
+    "reservedMemory": lambda r: [
+        {"numaNode": n, "limits": {"memory": r.choice(["1Gi", "1100Mi", "600Mi"])}}
+        for n in range(r.randint(0, 2))
+    ],
+    "topologyManagerPolicy": lambda r: r.choice(
+        ["none", "best-effort", "restricted", "single-numa-node"]
+    ),
+    "topologyManagerScope": lambda r: r.choice(["container", "pod"]),
+    "topologyManagerPolicyOptions": lambda r: r.choice(
+        [{}, {"prefer-closest-numa-nodes": "true"}, {"max-allowable-numa-nodes": "16"}]
+    ),
+    "featureGates": lambda r: {
+        name: r.random() < 0.5
+        for name in r.sample(
+            [
+                "CPUManagerPolicyAlphaOptions",
+                "CPUManagerPolicyBetaOptions",
+                "TopologyManagerPolicyAlphaOptions",
+                "TopologyManagerPolicyBetaOptions",
+                "AllAlpha",
+                "AllBeta",
+                "NodeSwap",
+            ],
+            r.randint(0, 3),
+        )
+    },
+    "maxPods": lambda r: r.choice([110, 250, 0]),
+    "podsPerCore": lambda r: r.choice([0, 10]),
+    "cgroupDriver": lambda r: r.choice(["cgroupfs", "systemd"]),
+}
+
+
 def generate(rng: random.Random) -> str:
-    """One random file's text."""
+    """One random file's text: a clean one (one in five), else one with mistakes."""
+    if rng.random() < 0.2:
+        chosen = rng.sample(sorted(_CLEAN), rng.randint(1, 8))
+        clean = [("apiVersion", HEAD_API), ("kind", HEAD_KIND)]
+        clean += [(name, _CLEAN[name](rng)) for name in chosen]
+        return render(Document(clean, style="json" if rng.random() < 0.1 else "block"), rng)
     pairs: list[tuple[str, object]] = []
     api: object = HEAD_API
     kind: object = HEAD_KIND

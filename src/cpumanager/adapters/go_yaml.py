@@ -246,7 +246,10 @@ def _go_line(err: yaml.YAMLError, text: str) -> int | None:
     return None
 
 
-_PLAIN_VALUE = re.compile(r"^[ ]*(?:- +)*[^\s#'\"\[{|>&*!%@`-][^:#]*:[ ]+[^\s#'\"\[{|>&*!%@`]")
+_PLAIN_VALUE = re.compile(
+    r"^[ ]*(?:- +)*[^\s#'\"\[{|>&*!%@`-][^:#]*:[ ]+[^\s#'\"\[{|>&*!%@`]"  # key: plain
+    r"|^[ ]*(?:- +)+[^\s#'\"\[{|>&*!%@`-](?:[^:]|:(?! ))*$"  # - plain
+)
 
 
 def _tab_in_plain_indent(err: yaml.YAMLError, text: str) -> bool:

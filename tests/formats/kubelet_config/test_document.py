@@ -120,6 +120,10 @@ REFUSED += [
     ('{"systemReserved":{"pid": tr', JSON_PARSE + "unexpected end of JSON input"),
     ('{"a": fals }', JSON_PARSE + "invalid character ' ' in literal false (expecting 'e')"),
     (
+        HEAD + "enforceNodeAllocatable:\n- none\n\tmaxPods: 1\n",
+        "failed to decode: yaml: line 5: found a tab character that violates indentation",
+    ),
+    (
         HEAD + "reservedMemory:\n- numaNode: 0\n\tmaxPods: 1\n",
         "failed to decode: yaml: line 5: found a tab character that violates indentation",
     ),
