@@ -734,11 +734,14 @@ def _measuring_build(kubelet: Verdict) -> Verdict:
 
 
 def compare(mine: Verdict, kubelet: Verdict) -> list[str]:
-    """What differs, one line each (empty: they agree)."""
-    if (kubelet.stage, kubelet.text) in mine.others:
-        return []
-    if mine.stage == kubelet.stage == "validates" and _numa_order(mine.messages, kubelet.text):
-        return []
+    """What differs, one line each (empty: they agree). The values are compared where both
+    accept the file."""
+    if (mine.stage, mine.text) != (kubelet.stage, kubelet.text):
+        if (kubelet.stage, kubelet.text) in mine.others:
+            return []
+        both_refuse = mine.stage == kubelet.stage == "validates"
+        if both_refuse and _numa_order(mine.messages, kubelet.text):
+            return []
     if mine.stage != kubelet.stage:
         ours_side = f"ours {mine.stage} {mine.text!r}"
         return [f"stage: {ours_side} | kubelet {kubelet.stage} {kubelet.text!r}"]
