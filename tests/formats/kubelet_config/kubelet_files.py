@@ -403,10 +403,28 @@ _ODD_LINES = [
     "x: [a, b\n", "y: 'unterminated\n", "z: \"\\q\"\n", "a: b: c\n", "  - item\n",
     "merge: &m {a: 1}\nother:\n  <<: *m\n", "maxPods: *nope\n", "key with space: 1\n",
     "Kind: Pod\n", "KIND: Pod\n", "ApiVersion: v1\n",
+    "description: |\n  multi\n  line\n", "podCIDR: >\n  folded\n", "'maxPods': 3\n",
+    '"maxPods": 3\n', "maxPods: 3 \n", "--- maxPods: 1\n", "maxPods: 0b101\n",
+    "authentication:\n  anonymous:\n    enabled: yes\n    bogus: 1\n", "maxPods: -0x10\n",
+    "logging: {format: json, verbosity: 99999999999}\n", "maxPods: 1e400\n",
+    "maxPods: 1.5e3\n", "maxPods: .5\n", "maxPods: 5.\n", "maxPods: !!int '5'\n",
+    "cpuManagerReconcilePeriod: !!str 10s\n", "maxPods: !!float 5\n", "date: 2001-12-14\n",
+    "registerNode: !!bool yes\n", "clusterDNS: [1.2.3.4, 2001:db8::1]\n",
+    "tracing: {endpoint: 'dns://a b'}\n", "maxPods: 0x\n", "maxPods: 1__0\n",
+    "evictionHard:\n  memory.available: 100Mi\n  memory.available: 200Mi\n",
+]  # fmt: skip
+_JSON_LITERALS = [
+    "1E2", "1e2", "-0", "0.0", "1.0e0", "1e400", "-1e400", "01", "1.", "+1", ".5", "NaN",
+    "Infinity", "-Infinity", "true", "null", '"5"', "1e-2", "2147483648", "-2147483649",
+    "[1]", "{}", "1 2", '"\\u0035"', "0x10",
 ]  # fmt: skip
 
 
 def _text_oddity(rng: random.Random, text: str) -> str:
+    if text.startswith("{") and text.rstrip().endswith("}") and rng.random() < 0.5:
+        name = rng.choice(["maxPods", "memoryThrottlingFactor", "podPidsLimit", "cpuManagerPolicy"])
+        literal = rng.choice(_JSON_LITERALS)
+        return text.rstrip()[:-1] + f',"{name}":{literal}' + "}"
     roll = rng.random()
     if roll < 0.55:
         lines = text.splitlines(keepends=True)

@@ -139,7 +139,14 @@ REFUSED += [
         "failed to decode: yaml: line 5: mapping values are not allowed in this context",
     ),
     ('{"maxPods": [1 2]}', JSON_PARSE + "invalid character '2' after array element"),
-    ('{"podCIDR": "a\nb"}', JSON_PARSE + "invalid character '\\n' in string"),
+    # Go's encoding/json as the kubelet is built (v1; a go1.25+ jsonv2 build says "in string")
+    ('{"podCIDR": "a\nb"}', JSON_PARSE + "invalid character '\\n' in string literal"),
+    ('{"maxPods": NaN}', JSON_PARSE + "invalid character 'N' looking for beginning of value"),
+    ('{"maxPods": -Infinity}', JSON_PARSE + "invalid character 'I' in numeric literal"),
+    (
+        '{"maxPods": 1.}',
+        JSON_PARSE + "invalid character '}' after decimal point in numeric literal",
+    ),
 ]
 
 

@@ -29,7 +29,8 @@ _SCHEMES = ("dns", "unix", "unix-abstract")
 def tracing_messages(raw: object, *, gate_on: bool) -> list[str]:
     """component-base ``ValidateTracingConfiguration`` with gate KubeletTracing on; with it
     off, tracing must not be set. The endpoint's scheme is checked (``dns://`` assumed
-    without ``//``); a URL Go cannot parse is not modelled."""
+    without ``//``), and the URL as Go's ``url.Parse`` refuses it for a control character,
+    a host name's character or its port (its other refusals are not modelled)."""
     if raw is None:
         return []
     if not gate_on:
@@ -52,26 +53,23 @@ def tracing_messages(raw: object, *, gate_on: bool) -> list[str]:
     endpoint = raw.get("endpoint")
     if isinstance(endpoint, str):
         url = endpoint if "//" in endpoint else "dns://" + endpoint
+        where = f"tracing.endpoint: Invalid value: {go_q(url)}: "
+        problem = _url_problem(url)
         scheme = _url_scheme(url)
-        port = _bad_port(url)
-        if port is not None:
-            out.append(
-                f"tracing.endpoint: Invalid value: {go_q(url)}: parse {go_q(url)}: invalid port "
-                f"{go_q(port)} after host"
-            )
+        if problem is not None:
+            out.append(f"{where}parse {go_q(url)}: {problem}")
         elif scheme is not None and scheme not in _SCHEMES:
             out.append(
-                f"tracing.endpoint: Invalid value: {go_q(url)}: unsupported scheme: {scheme}.  "
-                "Options are none, dns, unix, or unix-abstract.  See "
-                "https://github.com/grpc/grpc/blob/master/doc/naming.md"
+                f"{where}unsupported scheme: {scheme}.  Options are none, dns, unix, or "
+                "unix-abstract.  See https://github.com/grpc/grpc/blob/master/doc/naming.md"
             )
     return out
 
 
 def _url_scheme(url: str) -> str | None:
     """Go's ``url.Parse`` scheme (lower-cased), "" when there is none, None when the URL is
-    one Go may refuse to parse (not modelled)."""
-    if any(ch in url for ch in " %[]") or any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in url):
+    one Go may refuse to parse for reasons not modelled."""
+    if "%" in url or "[" in url or "]" in url:
         return None
     match = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):", url)
     if match:
@@ -79,14 +77,30 @@ def _url_scheme(url: str) -> str | None:
     return None if url.startswith(":") else ""
 
 
-def _bad_port(url: str) -> str | None:
-    """Go's ``url.Parse`` refusing the port of ``scheme://host:port``: the ``:port`` text."""
+# ASCII bytes Go's url.Parse accepts in a host name (besides letters and digits)
+_HOST_CHARS = frozenset("-._~!$&'()*+,;=:[]<>\"%")
+
+
+def _url_problem(url: str) -> str | None:
+    """Go's ``url.Parse`` refusal of ``url`` for a control character, a character a host
+    name cannot hold, or a port that is not a number; None otherwise (or not modelled)."""
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in url):
+        return "net/url: invalid control character in URL"
     _, sep, rest = url.partition("//")
     if not sep:
         return None
     host = rest.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0].rpartition("@")[2]
     if host.startswith("["):
         return None  # an IPv6 literal: not modelled
+    for ch in host:
+        if ord(ch) < 0x80 and not ch.isalnum() and ch not in _HOST_CHARS:
+            return f"invalid character {go_q(ch)} in host name"
+    port = _bad_port(host)
+    return f"invalid port {go_q(port)} after host" if port else None
+
+
+def _bad_port(host: str) -> str | None:
+    """The ``:port`` of ``host:port`` when the port is not a number."""
     _, colon, port = host.rpartition(":")
     if colon and port and not port.isdigit():
         return ":" + port

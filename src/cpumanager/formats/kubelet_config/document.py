@@ -178,13 +178,61 @@ def _decode_json(
         return out
 
     try:
-        body = json.loads(text, object_pairs_hook=hook, parse_float=JsonFloat, parse_int=JsonInt)
+        body = json.loads(
+            text,
+            object_pairs_hook=hook,
+            parse_float=JsonFloat,
+            parse_int=JsonInt,
+            parse_constant=_no_constant,
+        )
+    except _ConstantError as err:  # NaN, Infinity: not JSON to Go
+        detail = _constant_problem(text, err.name)
+        msg = f"failed to decode: couldn't get version/kind; json parse error: {detail}"
+        raise load_refusal(path, msg) from err
     except ValueError as err:
         detail = _go_json_syntax(text, err)
         msg = f"failed to decode: couldn't get version/kind; json parse error: {detail}"
         raise load_refusal(path, msg) from err
     duplicates = repeated[-1] if isinstance(body, dict) and repeated else []
     return body, duplicates
+
+
+class _ConstantError(ValueError):
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
+def _no_constant(name: str) -> object:
+    raise _ConstantError(name)
+
+
+def _constant_problem(text: str, name: str) -> str:
+    """Go's scanner on the first ``NaN``/``Infinity``/``-Infinity`` outside a string."""
+    position = _outside_strings(text, name)
+    if name.startswith("-"):
+        return f"invalid character {_go_quote_char(name[1])} in numeric literal"
+    if position < 0:
+        return f"invalid character {_go_quote_char(name[0])} looking for beginning of value"
+    return f"invalid character {_go_quote_char(text[position])} looking for beginning of value"
+
+
+def _outside_strings(text: str, word: str) -> int:
+    """Where ``word`` first appears outside a JSON string, or -1."""
+    in_string = escaped = False
+    for index, char in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif text.startswith(word, index):
+            return index
+    return -1
 
 
 def _go_json_syntax(text: str, err: ValueError) -> str:
@@ -198,7 +246,7 @@ def _go_json_syntax(text: str, err: ValueError) -> str:
         return "unexpected end of JSON input"  # no closing quote before the end
     char = text[position]
     if problem.startswith("Invalid control character"):
-        return f"invalid character {_go_quote_char(char)} in string"  # measured: no "literal"
+        return f"invalid character {_go_quote_char(char)} in string literal"
     if problem.startswith("Invalid \\escape"):
         following = text[position + 1] if position + 1 < len(text) else ""
         if not following:
