@@ -8,7 +8,7 @@
 * ``assemble``: file, drop-ins and flags merged in the kubelet's order, with each field's
   origin (the adapters read the files: ``adapters/kubelet_config_file.py``);
 * per kubelet release, the whole file: ``document`` (the loader and codec), ``v1beta1``
-  (every field's type and defaulting), ``go_decode`` (Go's JSON decoding of it),
+  (every field's type and defaulting), ``go_decode`` (Go's JSON decoding of it), ``go_json_syntax``,
   ``gates`` (1.32's gate registry, ``SetFromMap``), ``whole`` / ``checks``
   (``ValidateKubeletConfiguration``), stage by stage.
 """
