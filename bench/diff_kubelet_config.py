@@ -387,7 +387,9 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--batch", type=int, default=250, help="files per helper process")
     parser.add_argument("--keep", type=Path, help="write the files here (default: a temp dir)")
-    parser.add_argument("--show", type=int, default=50, help="disagreements printed in full")
+    parser.add_argument(
+        "--show", type=int, default=None, help="disagreements printed in full (default: all)"
+    )
     args = parser.parse_args()
     rng = random.Random(args.seed)
     missing = _gates_the_helper_lacks(args.kubelet_helper)

@@ -586,6 +586,13 @@ def test_a_json_file_is_decoded_in_its_own_order_with_its_literals() -> None:
         "of type int32"
     )
     assert whole.decode_fields({"maxPods": 1.0}) == {"maxPods": 1}  # YAML's 1.0 arrives as 1
+    from cpumanager.formats.kubelet_config.go_decode import JsonInt
+
+    body = json.loads('{"memoryThrottlingFactor": -0}', parse_int=JsonInt)
+    assert messages(whole.decode_fields(body, from_json=True)) == [
+        "invalid configuration: memoryThrottlingFactor -0 must be greater than 0 and less than "
+        "or equal to 1.0"
+    ]  # measured: JSON's -0 is a negative zero to Go
 
 
 def test_a_repeated_json_key_is_decoded_where_each_appears() -> None:

@@ -111,7 +111,15 @@ _QUANTITY_FORMAT = (
 
 
 class JsonInt(int):
-    """An integer read from a JSON file: Go names it as written, however large."""
+    """An integer read from a JSON file, with the literal as written: Go names it so,
+    however large, and reads ``-0`` into a float64 as negative zero."""
+
+    literal: str
+
+    def __new__(cls, literal: str) -> JsonInt:
+        made = super().__new__(cls, literal)
+        made.literal = literal
+        return made
 
 
 class JsonFloat(float):
@@ -150,7 +158,7 @@ def go_json_number(value: int | float) -> str:
     if isinstance(value, JsonFloat):
         return value.literal
     if isinstance(value, JsonInt):
-        return str(int(value))
+        return value.literal
     if isinstance(value, int):
         if -(2**63) <= value < 2**64:
             return str(value)
@@ -304,7 +312,9 @@ def _scalar(basic: str, value: object) -> object:
         return number if number is not None and low <= number <= high else _BAD
     if basic == "float64":
         number_ok = isinstance(value, int | float) and not isinstance(value, bool)
-        return float(value) if number_ok and math.isfinite(value) else _BAD  # type: ignore[arg-type]
+        if not number_ok or not math.isfinite(value):  # type: ignore[arg-type]
+            return _BAD
+        return float(value.literal) if isinstance(value, JsonInt) else float(value)  # type: ignore[arg-type]
     return _BAD
 
 
