@@ -65,6 +65,7 @@ class Verdict:
     # map in random order, or checks the host (see _alternatives)
     others: frozenset[tuple[str, str]] = frozenset()
     messages: tuple[str, ...] = ()  # ours: validation's messages
+    warnings: tuple[str, ...] = ()  # the lenient decoding's warning
 
 
 _LOAD_PREFIX = "failed to load kubelet config file, path: {p}, error: failed to load Kubelet config file {p}, error "  # noqa: E501
@@ -83,6 +84,15 @@ def _without_start_checks() -> Iterator[None]:
 
 
 def ours(path: Path) -> Verdict:
+    verdict = _ours(path)
+    try:
+        warnings = read_config_source(path, as_kubelet=True, release=RELEASE).warnings
+    except CpuManagerError:
+        warnings = ()
+    return replace(verdict, warnings=warnings)
+
+
+def _ours(path: Path) -> Verdict:
     try:
         effective = load_effective_config(config=path, release=RELEASE)
     except KubeletConfigInvalidError as err:
@@ -215,12 +225,51 @@ def _our_text(err: KubeletConfigInvalidError, path: str) -> str:
     return aggregate(err.errors)
 
 
+_LENIENT = '"Using lenient decoding as strict decoding failed" err='
+
+
+def _klog_warnings(lines: list[str]) -> tuple[str, ...]:
+    """The lenient-decoding warnings among the helper's log lines, as the kubelet's text:
+    ``err="..."`` (Go-quoted) or ``err=<`` followed by tab-indented lines and `` >``."""
+    out: list[str] = []
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        index += 1
+        if _LENIENT not in line:
+            continue
+        rest = line.split(_LENIENT, 1)[1]
+        if rest == "<":
+            block: list[str] = []
+            while index < len(lines) and lines[index] != " >":
+                block.append(lines[index].removeprefix("\t"))
+                index += 1
+            index += 1
+            text = "\n".join(block)
+        else:
+            text = json.loads(rest)
+        out.append(f"Using lenient decoding as strict decoding failed: {text}")
+    return tuple(out)
+
+
 def theirs(helper: str, paths: list[Path]) -> dict[str, Verdict]:
+    """The helper's answer per file; its log (stderr, in the same stream) holds the
+    warnings logged before each file's answer."""
     done = subprocess.run(
-        [helper, *map(str, paths)], capture_output=True, text=True, check=False, timeout=600
+        [helper, *map(str, paths)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        check=False,
+        timeout=600,
     )
     out: dict[str, Verdict] = {}
+    logged: list[str] = []
     for line in done.stdout.splitlines():
+        if not line.startswith("{"):
+            logged.append(line)
+            continue
+        warnings, logged = _klog_warnings(logged), []
         row = json.loads(line)
         stage = row["stage"]
         if stage == "panic":
@@ -229,7 +278,7 @@ def theirs(helper: str, paths: list[Path]) -> dict[str, Verdict]:
             stage = "validates"
         config = row.get("config")
         values = their_values(config) if stage == "ok" and isinstance(config, dict) else None
-        out[row["file"]] = Verdict(stage, row.get("error") or "", values)
+        out[row["file"]] = Verdict(stage, row.get("error") or "", values, warnings=warnings)
     return out
 
 
@@ -366,9 +415,12 @@ def compare(mine: Verdict, kubelet: Verdict) -> list[str]:
     if mine.text != kubelet.text:
         lines = f"\n      ours    {mine.text!r}\n      kubelet {kubelet.text!r}"
         return [f"text at {mine.stage}:{lines}"]
-    if mine.values is None or kubelet.values is None:
-        return []
     out = []
+    if kubelet.stage in ("ok", "validates") and mine.warnings != kubelet.warnings:
+        # logged once the file decodes leniently (a panic in defaulting comes first)
+        out.append(f"warnings: ours {mine.warnings!r} | kubelet {kubelet.warnings!r}")
+    if mine.values is None or kubelet.values is None:
+        return out
     for name, raw in kubelet.values.items():
         ours_value = mine.values.get(name)
         theirs_value = _normalise_cpus(raw) if name == "reservedSystemCPUs" else raw

@@ -171,7 +171,8 @@ def _mapping(loader: _GoLoader, node: yaml.MappingNode) -> dict[str, object]:
             raise ConversionError(msg)
         name = _json_key(key, value)
         if name in out and len(loader.duplicates) < _MAX_DUPLICATES:
-            loader.duplicates.append((name, key_node.start_mark.line + 1))
+            # go-yaml names the line of the value given again
+            loader.duplicates.append((name, value_node.start_mark.line + 1))
         out[name] = value
     return out
 

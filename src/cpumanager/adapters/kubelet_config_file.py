@@ -100,20 +100,27 @@ def read_kubelet_config(path: Path) -> KubeletConfig:
 
 
 def read_config_source(
-    path: Path, *, inside: Path | None = None, name: str = "", as_kubelet: bool = False
+    path: Path,
+    *,
+    inside: Path | None = None,
+    name: str = "",
+    as_kubelet: bool = False,
+    release: Release | None = None,
 ) -> ConfigSource:
     """A YAML or JSON configuration document, bounded and regular.
 
     ``as_kubelet`` decodes it as the kubelet's loader does (``formats.kubelet_config.document``:
     an empty or comment-only file, ``{`` read as JSON, apiVersion/kind, duplicate fields),
-    refusing at stage ``loads``.
+    refusing at stage ``loads``; ``release`` names the kubelet whose fields are known.
     """
     text = read_bounded_text(
         path, what="kubelet configuration", max_bytes=MAX_FILE_BYTES, inside=inside
     )
     if as_kubelet:
         try:
-            loaded = decode_file(text, path=str(path), parse_yaml=parse_yaml_keeping_duplicates)
+            loaded = decode_file(
+                text, path=str(path), parse_yaml=parse_yaml_keeping_duplicates, release=release
+            )
         except RecursionError as err:
             msg = f"{path}: nested too deeply to read; fix the file"
             raise ConfigError(msg) from err
@@ -319,7 +326,7 @@ def load_effective_config(
             raise InputError(msg)
     as_kubelet = release is not None
     file = (
-        read_config_source(config, inside=inside, as_kubelet=as_kubelet)
+        read_config_source(config, inside=inside, as_kubelet=as_kubelet, release=release)
         if config is not None
         else None
     )

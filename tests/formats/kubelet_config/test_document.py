@@ -224,6 +224,42 @@ ACCEPTED += [
 ]
 
 
+# measured: the strict decoder's complaints in its order (nested unknown fields with their
+# paths; a JSON file's unknown field once, a known one given again; a YAML repeat names the
+# line of the value given again, the unknown fields follow it)
+LENIENT = "Using lenient decoding as strict decoding failed: strict decoding error: "
+ACCEPTED += [
+    (
+        HEAD + "reservedMemory: [{numaNode: 0, extra: 1}]\nlogging: {bogus: 1, options: "
+        "{json: {x: 1}}}\nZ: 1\n",
+        {
+            "reservedMemory": [{"numaNode": 0, "extra": 1}],
+            "logging": {"bogus": 1, "options": {"json": {"x": 1}}},
+            "Z": 1,
+        },
+        (
+            LENIENT + 'unknown field "Z", unknown field "logging.bogus", unknown field '
+            '"logging.options.json.x", unknown field "reservedMemory[0].extra"',
+        ),
+    ),
+    (
+        '{"apiVersion":"kubelet.config.k8s.io/v1beta1","kind":"KubeletConfiguration","a":1,'
+        '"a":2,"maxPods":1,"maxPods":2}',
+        {"a": 2, "maxPods": 2},
+        (LENIENT + 'unknown field "a", duplicate field "maxPods"',),
+    ),
+    (
+        HEAD + "maxPods: 1\nmaxPods: 2\nfoo: 1\nkubeReserved:\n  cpu: 1m\nkubeReserved:\n"
+        "  cpu: 2m\n",
+        {"maxPods": 2, "foo": 1, "kubeReserved": {"cpu": "2m"}},
+        (
+            LENIENT + 'yaml: unmarshal errors:\n  line 4: key "maxPods" already set in map\n'
+            '  line 9: key "kubeReserved" already set in map, unknown field "foo"',
+        ),
+    ),
+]
+
+
 @pytest.mark.parametrize(("text", "fields", "warnings"), ACCEPTED)
 def test_accepted(text: str, fields: dict[str, object], warnings: tuple[str, ...]) -> None:
     loaded = decode_file(text, path="k.yaml")
@@ -278,3 +314,10 @@ def test_a_drop_in_is_decoded_without_defaults() -> None:
         parse_yaml=parse_yaml_keeping_duplicates,
     )
     assert loaded.body["maxPods"] == "many"
+
+
+def test_a_field_newer_than_the_release_is_unknown_to_it() -> None:
+    text = HEAD + "mergeDefaultEvictionSettings: true\n"  # 1.34's; measured on 1.32
+    loaded = decode(text, path="k.yaml", parse_yaml=parse_yaml_keeping_duplicates, release=(1, 32))
+    assert loaded.warnings == (LENIENT + 'unknown field "mergeDefaultEvictionSettings"',)
+    assert decode_file(text, path="k.yaml").warnings == ()

@@ -24,6 +24,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from cpumanager.core.versions import Release
 from cpumanager.errors import KubeletConfigInvalidError
 from cpumanager.formats.kubelet_config.go_decode import JsonFloat, JsonInt
 from cpumanager.formats.kubelet_config.go_json_syntax import (
@@ -32,7 +33,7 @@ from cpumanager.formats.kubelet_config.go_json_syntax import (
     go_json_syntax,
     no_constant,
 )
-from cpumanager.formats.kubelet_config.v1beta1 import FIELD_KINDS
+from cpumanager.formats.kubelet_config.strict import strict_problems
 
 __all__ = [
     "GROUP",
@@ -116,10 +117,14 @@ def _decoded_again(earlier: object, value: object) -> object:
     return value
 
 
-def decode_file(text: str, *, path: str, parse_yaml: ParseYaml) -> LoadedDocument:
+def decode_file(
+    text: str, *, path: str, parse_yaml: ParseYaml, release: Release | None = None
+) -> LoadedDocument:
     """The file's mapping as the kubelet decodes it; KubeletConfigInvalidError (``loads``).
 
-    ``parse_yaml`` reads YAML (the adapter's parser, keeping duplicate keys).
+    ``parse_yaml`` reads YAML (the adapter's parser, keeping duplicate keys). ``release``:
+    the kubelet release whose fields are known (a newer field is an unknown one to it; by
+    default every v1beta1 field is known).
     """
     if text == "":
         raise load_refusal(path, f'kubelet config file "{path}" was empty')
@@ -142,19 +147,14 @@ def decode_file(text: str, *, path: str, parse_yaml: ParseYaml) -> LoadedDocumen
         raise load_refusal(path, msg)
     _check_type_meta(body, text, path, pairs)
     warnings: list[str] = []
+    strict = strict_problems(body, pairs, from_json=from_json, release=release)
+    strict = strict[:_MAX_REPORTED]
+    lenient = "Using lenient decoding as strict decoding failed: "
     if yaml_duplicates:
-        # the strict YAML reader fails first; the lenient decoder then reads the file
-        warnings.append(
-            "Using lenient decoding as strict decoding failed: " + _yaml_strict(yaml_duplicates)
-        )
-    else:
-        strict = [f'duplicate field "{name}"' for name in json_duplicates[:_MAX_REPORTED]]
-        strict += [f'unknown field "{name}"' for name in body if name not in FIELD_KINDS]
-        if strict:
-            warnings.append(
-                "Using lenient decoding as strict decoding failed: strict decoding error: "
-                + ", ".join(strict[:_MAX_REPORTED])
-            )
+        # the strict YAML reader complains first, the unknown fields after it
+        warnings.append(lenient + ", ".join([_yaml_strict(yaml_duplicates), *strict]))
+    elif strict:
+        warnings.append(lenient + "strict decoding error: " + ", ".join(strict))
     kept = tuple(pairs) if json_duplicates else ()
     return LoadedDocument(body=body, warnings=tuple(warnings), from_json=from_json, pairs=kept)
 

@@ -26,6 +26,8 @@ from cpumanager.formats.kubelet_config.fields import go_duration_nanos
 from cpumanager.formats.kubelet_config.v1beta1 import FIELD_KINDS
 
 __all__ = [
+    "GO_TYPES",
+    "STRUCTS",
     "JsonFloat",
     "JsonInt",
     "decode_fields",
@@ -42,9 +44,9 @@ _INT_RANGE = {
 
 # The Go type each non-scalar field decodes into, as Go's decoder names it in its errors
 # (``of type []v1beta1.MemoryReservation``), and the fields of the nested structs: JSON name
-# -> Go kind. A kind naming a struct (a key of _STRUCTS) is decoded field by field; "any" is
+# -> Go kind. A kind naming a struct (a key of STRUCTS) is decoded field by field; "any" is
 # not checked (logging's options, vmodule and flush frequency).
-_GO_TYPES: Final[Mapping[str, str]] = {
+GO_TYPES: Final[Mapping[str, str]] = {
     "authentication": "v1beta1.KubeletAuthentication",
     "authorization": "v1beta1.KubeletAuthorization",
     "memorySwap": "v1beta1.MemorySwapConfiguration",
@@ -56,7 +58,7 @@ _GO_TYPES: Final[Mapping[str, str]] = {
     "tracing": "v1.TracingConfiguration",
     "configMapAndSecretChangeDetectionStrategy": "v1beta1.ResourceChangeDetectionStrategy",
 }
-_STRUCTS: Final[Mapping[str, Mapping[str, str]]] = {
+STRUCTS: Final[Mapping[str, Mapping[str, str]]] = {
     "v1beta1.KubeletAuthentication": {
         "x509": "v1beta1.KubeletX509Authentication",
         "webhook": "v1beta1.KubeletWebhookAuthentication",
@@ -78,9 +80,13 @@ _STRUCTS: Final[Mapping[str, Mapping[str, str]]] = {
         "format": "string",
         "flushFrequency": "flush",
         "verbosity": "v1.VerbosityLevel",
-        "vmodule": "any",
-        "options": "any",
+        "vmodule": "[]v1.VModuleItem",
+        "options": "v1.FormatOptions",
     },
+    "v1.VModuleItem": {"filePattern": "string", "verbosity": "v1.VerbosityLevel"},
+    "v1.FormatOptions": {"text": "v1.TextOptions", "json": "v1.JSONOptions"},
+    "v1.TextOptions": {"splitStream": "bool", "infoBufferSize": "any"},
+    "v1.JSONOptions": {"splitStream": "bool", "infoBufferSize": "any"},
     "v1beta1.ShutdownGracePeriodByPodPriority": {
         "priority": "int32",
         "shutdownGracePeriodSeconds": "int64",
@@ -96,7 +102,7 @@ _STRUCTS: Final[Mapping[str, Mapping[str, str]]] = {
     "v1.TracingConfiguration": {"endpoint": "string", "samplingRatePerMillion": "int32"},
 }
 # Named Go types over a basic one: decoded as the basic type, named in errors.
-_NAMED = {
+NAMED = {
     "v1beta1.KubeletAuthorizationMode": "string",
     "v1beta1.ResourceChangeDetectionStrategy": "string",
     "v1.TaintEffect": "string",
@@ -191,7 +197,7 @@ class _Decoding:
 
 def _mismatch_text(value: object, struct: str, path: str, go_type: str) -> str:
     kind = _json_kind(value)
-    basic = _NAMED.get(go_type, go_type)
+    basic = NAMED.get(go_type, go_type)
     if kind == "number" and basic in ("int32", "int64", "uint32", "float64"):
         assert isinstance(value, int | float)
         kind = f"number {go_json_number(value)}"  # Go names the literal it cannot fit
@@ -224,7 +230,7 @@ def _decode_pairs(decoding: _Decoding, pairs: list[tuple[str, object]]) -> dict[
         kind = FIELD_KINDS.get(name)
         if kind is None:
             continue
-        kind = _GO_TYPES.get(name, kind)
+        kind = GO_TYPES.get(name, kind)
         if value is None and not (kind == "duration" and name not in _POINTER_DURATIONS):
             continue
         typed = _decode(decoding, "KubeletConfiguration", name, kind, value)
@@ -241,7 +247,7 @@ _BAD = object()  # a value of the wrong type (the error is kept; decoding goes o
 def _decode(d: _Decoding, struct: str, path: str, kind: str, value: object) -> object:
     """``value`` decoded as Go type ``kind`` (``struct.path`` names it in errors); _BAD when
     of the wrong type (the mismatch is kept, decoding goes on)."""
-    basic = _NAMED.get(kind, kind)
+    basic = NAMED.get(kind, kind)
     if basic == "any":
         return value
     if basic in ("duration", "*duration"):
@@ -340,9 +346,9 @@ def _container(d: _Decoding, struct: str, path: str, basic: str, value: object) 
         items: list[object] = []
         for item in value:
             typed = _ZERO.get(inner) if item is None else _decode(d, struct, path, inner, item)
-            items.append(item if typed is _BAD or inner in _STRUCTS else typed)
+            items.append(item if typed is _BAD or inner in STRUCTS else typed)
         return items
-    fields = _STRUCTS.get(basic)
+    fields = STRUCTS.get(basic)
     if fields is None:
         return _NOT_CONTAINER
     if not isinstance(value, Mapping):
