@@ -24,7 +24,6 @@ from cpumanager.core.versions import Release
 
 __all__ = ["CheckpointKind", "Outcome", "keys_of", "pod_entries_in", "read_as"]
 
-
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """One release's restore of the bytes: ``format`` read, or ``error`` (the kubelet's text)."""

@@ -194,7 +194,8 @@ def read_token(path: Path) -> bytes:
     help="NAMESPACE:NAME of the agents' ServiceAccount (--auth tokenreview).",
 )
 @kubeconfig_option(
-    "API server access for bind and TokenReview [default: $KUBECONFIG, in-cluster, ~/.kube/config]."
+    "API server access for bind and TokenReview [default: $KUBECONFIG, in-cluster, "
+    "~/.kube/config]."
 )
 @click.option(
     "--no-api",

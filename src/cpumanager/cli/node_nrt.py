@@ -60,7 +60,9 @@ __all__ = ["nrt"]
     help="With --live: list the node's pods from the API server each round (needs "
     "--node-name and no --pods).",
 )
-@kubeconfig_option("With --apply: a kubeconfig file (default: the pod's service account).")
+@kubeconfig_option(
+    "With --apply: a kubeconfig file (default: the pod's service account)."
+)
 @click.option(
     "--fingerprint-method",
     type=click.Choice(["all", "with-exclusive-resources"]),

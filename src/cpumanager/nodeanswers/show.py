@@ -43,7 +43,6 @@ def managers(kubelet: KubeletConfig) -> dict[str, Any]:
         "memoryManagerPolicy": kubelet.memory_manager_policy,
     }
 
-
 _TRIAL_UID = PodUID("cpumanager-show-trial")
 _TRIAL_MEMORY = Fraction(2**20)
 

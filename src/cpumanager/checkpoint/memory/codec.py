@@ -75,7 +75,6 @@ __all__ = [
     "with_fresh_checksum",
 ]
 
-
 def render_memory(checkpoint: MemoryManagerCheckpoint) -> str:
     """go-spew's ``%#v`` of ``&checkpoint`` with ``Checksum`` zeroed (what the kubelet hashes)."""
     fast = memory_fast.spew_memory(checkpoint)  # the usual shape, written directly
