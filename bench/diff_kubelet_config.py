@@ -191,7 +191,9 @@ def _names_gate(path: Path, gates: frozenset[str]) -> bool:
 
 def _numa_order(mine: tuple[str, ...], text: str) -> bool:
     """Whether ``text`` is the aggregate of ``mine`` with the reserved-memory messages (one
-    block: Go walks each entry's limits in random order, we sort them) in another order."""
+    block: Go walks each entry's limits in random order, we sort them) in another order.
+    The aggregate prints a message once, so the messages are taken once each."""
+    mine = tuple(dict.fromkeys(mine))
     numa = [i for i, m in enumerate(mine) if "NUMA node" in m]
     if len(mine) < 2 or len(numa) < 2 or numa != list(range(numa[0], numa[-1] + 1)):
         return False
