@@ -42,10 +42,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.formats.kubelet_config.kubelet_files import generate
 
+from cpumanager.adapters.go_yaml import parse_yaml_keeping_duplicates
 from cpumanager.adapters.kubelet_config_file import load_effective_config, read_config_source
 from cpumanager.core.quantity import parse_quantity
 from cpumanager.errors import CpuManagerError, KubeletConfigInvalidError
+from cpumanager.formats.kubelet_config.document import decode_drop_in
 from cpumanager.formats.kubelet_config.gates import gate_error, known_gates
+from cpumanager.formats.kubelet_config.go_decode import go_json_number
 from cpumanager.formats.kubelet_config.model import KubeletConfig
 from cpumanager.formats.kubelet_config.whole import aggregate
 
@@ -431,6 +434,73 @@ def compare(mine: Verdict, kubelet: Verdict) -> list[str]:
     return out
 
 
+# --- the same files as --config-dir drop-ins ---------------------------------------------
+
+_EXPECTED_GVK = "kubelet.config.k8s.io/v1beta1, Kind=KubeletConfiguration"
+
+
+def drop_in_answers(helper: str, paths: list[Path]) -> dict[str, tuple[str, object]]:
+    """Each file as the kubelet's drop-in loader reads it (``HELPER dropin``: the loader's
+    ``LoadIntoJSON``), judged as ``mergeKubeletConfigurations`` judges the result: the
+    text after ``failed to load kubelet dropin file, path: P`` when refused, else the JSON
+    that is merged."""
+    done = subprocess.run(
+        [helper, "dropin", *map(str, paths)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    out: dict[str, tuple[str, object]] = {}
+    for line in done.stdout.splitlines():
+        row = json.loads(line)
+        if "error" in row:
+            out[row["file"]] = ("refused", f", error: {row['error']}")
+        elif row.get("empty") or not row.get("gvk"):
+            out[row["file"]] = ("refused", ", no apiVersion/kind")
+        elif row["gvk"] != _EXPECTED_GVK:
+            out[row["file"]] = ("refused", f", unknown apiVersion/kind: {row['gvk']}")
+        else:
+            out[row["file"]] = ("loaded", json.loads(row["json"]))
+    return out
+
+
+def our_drop_in(path: Path) -> tuple[str, object]:
+    text = path.read_text(encoding="utf-8")
+    where = f"failed to load kubelet dropin file, path: {path}"
+    try:
+        loaded = decode_drop_in(
+            text,
+            path=str(path),
+            directory=str(path.parent),
+            parse_yaml=parse_yaml_keeping_duplicates,
+        )
+    except KubeletConfigInvalidError as err:
+        message = err.errors[0]
+        return "refused", message.split(where, 1)[1] if where in message else message
+    return "loaded", _unstructured(loaded.body)
+
+
+def _unstructured(value: object) -> object:
+    """A drop-in as the loader's unstructured object holds it: a number is an int64 or a
+    float64 (Go's JSON of it read back), everything else as decoded."""
+    if isinstance(value, dict):
+        return {str(k): _unstructured(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unstructured(v) for v in value]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    if isinstance(value, int) and -(2**63) <= value < 2**63:
+        return int(value)
+    return json.loads(go_json_number(float(value)))
+
+
+def compare_drop_in(mine: tuple[str, object], theirs: tuple[str, object]) -> list[str]:
+    if mine == theirs:
+        return []
+    return [f"drop-in: ours {mine!r:.300} | kubelet {theirs!r:.300}"]
+
+
 # --- the campaign ------------------------------------------------------------------------
 
 
@@ -442,6 +512,9 @@ def main() -> int:
     parser.add_argument("--batch", type=int, default=250, help="files per helper process")
     parser.add_argument("--keep", type=Path, help="write the files here (default: a temp dir)")
     parser.add_argument(
+        "--drop-ins", action="store_true", help="also read each file as a --config-dir drop-in"
+    )
+    parser.add_argument(
         "--show", type=int, default=None, help="disagreements printed in full (default: all)"
     )
     args = parser.parse_args()
@@ -452,6 +525,7 @@ def main() -> int:
     kinds: Counter[str] = Counter()
     found: list[tuple[Path, list[str]]] = []
     unordered = 0  # agreed on another Go map order, the host's check, the helper's build
+    drop_ins: Counter[str] = Counter()  # the kubelet's drop-in loader: refused / loaded
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="cfgdiff-") as temp:
         where = args.keep or Path(temp)
@@ -464,6 +538,7 @@ def main() -> int:
                 path.write_text(generate(rng), encoding="utf-8")
                 paths.append(path)
             kubelet = theirs(args.kubelet_helper, paths)
+            dropped = drop_in_answers(args.kubelet_helper, paths) if args.drop_ins else {}
             for path in paths:
                 mine = ours(path)
                 their = kubelet.get(path.name)
@@ -476,6 +551,10 @@ def main() -> int:
                     continue
                 stages[(mine.stage, their.stage)] += 1
                 problems = compare(mine, their)
+                if args.drop_ins:
+                    drop_in = dropped.get(path.name, ("no answer", None))
+                    drop_ins[drop_in[0]] += 1
+                    problems += compare_drop_in(our_drop_in(path), drop_in)
                 if not problems and (mine.stage, mine.text) != (their.stage, their.text):
                     unordered += 1
                 if problems:
@@ -490,6 +569,8 @@ def main() -> int:
         print(
             f"  (not compared: naming a gate the helper's build lacks {sorted(missing)}: {skipped})"
         )
+        if args.drop_ins:
+            print(f"  as drop-ins, the kubelet's loader: {dict(drop_ins)}")
         print(f"disagreements={len(found)} {dict(kinds)}")
         for path, problems in found[: args.show]:
             print(f"--- {path.name}")

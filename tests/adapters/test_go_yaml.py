@@ -63,3 +63,8 @@ def test_what_json_cannot_hold_is_refused_with_go_text(text: str, problem: str) 
     with pytest.raises(YamlSyntaxError) as caught:
         parse_yaml_keeping_duplicates(text)
     assert caught.value.detail() == problem
+
+
+def test_a_merge_key_merges_as_go_yaml_does() -> None:
+    body, _ = parse_yaml_keeping_duplicates("m: &m {a: 1}\no:\n  <<: *m\n")
+    assert body == {"m": {"a": 1}, "o": {"a": 1}}  # measured on the drop-in loader

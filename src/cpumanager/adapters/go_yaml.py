@@ -72,6 +72,8 @@ def go_resolve(text: str) -> tuple[str, object]:
         return "null", None
     if text in _SPECIAL_FLOATS:
         return "float", _SPECIAL_FLOATS[text]
+    if text == "<<":
+        return "merge", text  # a merge key: the mapping it names is merged in
     first = text[:1]
     if first == ".":
         if _GO_FLOAT.fullmatch(text):

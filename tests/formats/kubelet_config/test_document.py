@@ -293,6 +293,27 @@ DROP_INS_REFUSED = [
     ),
     ("kind: KubeletConfiguration\n", ", unknown apiVersion/kind: /, Kind=KubeletConfiguration"),
     ("apiVersion: v1\nkind: Pod\n", ", unknown apiVersion/kind: /v1, Kind=Pod"),
+    # measured on the loader with random files (bench/diff_kubelet_config.py --drop-ins)
+    (HEAD + "maxPods: [1\n", ", error: yaml: line 3: did not find expected ',' or ']'"),
+    (
+        '{"apiVersion":"kubelet.config.k8s.io/v1beta1","kind":3}',
+        ", error: couldn't get version/kind; json parse error: json: cannot unmarshal number "
+        "into Go struct field .kind of type string",
+    ),
+    (
+        '{"apiVersion":"kubelet.config.k8s.io/v1beta1","kind":"KubeletConfiguration",'
+        '"maxPods":1,"maxPods":2}',
+        ', error: strict decoding error: duplicate field "maxPods"',
+    ),
+    (
+        "[]\n",
+        ", error: " + JSON_PARSE.removeprefix("failed to decode: ") + "json: cannot "
+        f"unmarshal array into {TYPEMETA}",
+    ),
+    (
+        '{"apiVersion":"kubelet.config.k8s.io/v1beta1","kind":"KubeletConfiguration","a":1e400}',
+        ", error: json: cannot unmarshal number 1e400 into Go value of type float64",
+    ),
 ]
 
 

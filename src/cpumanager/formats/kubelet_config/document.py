@@ -21,6 +21,7 @@ same for a ``--config-dir`` drop-in as 1.32 loads it. YAML parsing itself is the
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -139,12 +140,7 @@ def decode_file(
     if body is None:
         raise load_refusal(path, f"failed to decode: Object 'Kind' is missing in '{text}'")
     if not isinstance(body, Mapping):
-        msg = (
-            "failed to decode: couldn't get version/kind; json parse error: json: cannot "
-            f"unmarshal {_kind_of(body)} into Go value of type struct {{ APIVersion string "
-            f'"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }}'
-        )
-        raise load_refusal(path, msg)
+        raise load_refusal(path, "failed to decode: " + _not_an_object(body))
     _check_type_meta(body, text, path, pairs)
     warnings: list[str] = []
     strict = strict_problems(body, pairs, from_json=from_json, release=release)
@@ -157,6 +153,31 @@ def decode_file(
         warnings.append(lenient + "strict decoding error: " + ", ".join(strict))
     kept = tuple(pairs) if json_duplicates else ()
     return LoadedDocument(body=body, warnings=tuple(warnings), from_json=from_json, pairs=kept)
+
+
+def _not_an_object(body: object) -> str:
+    """The type meta's refusal of a document that is not an object."""
+    return (
+        "couldn't get version/kind; json parse error: json: cannot unmarshal "
+        f"{_kind_of(body)} into Go value of type struct {{ APIVersion string "
+        f'"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }}'
+    )
+
+
+def _float64_overflow(value: object) -> str | None:
+    """A JSON file's number literal beyond float64 (``1e400``), as written, or None."""
+    if isinstance(value, JsonFloat) and math.isinf(value):
+        return value.literal
+    items: list[object] = []
+    if isinstance(value, Mapping):
+        items = list(value.values())
+    elif isinstance(value, list):
+        items = value
+    for item in items:
+        found = _float64_overflow(item)
+        if found is not None:
+            return found
+    return None
 
 
 def _kind_of(value: object) -> str:
@@ -284,28 +305,44 @@ def decode_drop_in(
     where = f"failed to load kubelet dropin file, path: {path}"
     if text == "":
         raise drop_in_refusal(directory, f'{where}, error: kubelet config file "{path}" was empty')
+    pairs: list[tuple[str, object]] = []
+    duplicates: list[tuple[str, int]] = []
+    json_duplicates: list[str] = []
     if text.lstrip(" \t\r\n").startswith("{"):
         try:
-            body: object = json.loads(text)
-        except ValueError as err:
-            detail = f"couldn't get version/kind; json parse error: {go_json_syntax(text, err)}"
+            body, json_duplicates = _decode_json(text, path, pairs)
+        except KubeletConfigInvalidError as err:
+            detail = err.errors[0].split("error failed to decode: ", 1)[-1]
             raise drop_in_refusal(directory, f"{where}, error: {detail}") from err
-        duplicates: list[tuple[str, int]] = []
     else:
         try:
             body, names = parse_yaml(text)
         except YamlSyntaxError as err:
-            detail = f"error converting YAML to JSON: {err.detail()}"
-            raise drop_in_refusal(directory, f"{where}, error: {detail}") from err
+            raise drop_in_refusal(directory, f"{where}, error: {err.detail()}") from err
         duplicates = names[:_MAX_REPORTED]
-    if not isinstance(body, Mapping) or not body.get("kind"):
+    if not isinstance(body, Mapping):
+        detail = f"Object 'Kind' is missing in '{text}'"
+        if body is not None:
+            detail = _not_an_object(body)
+        raise drop_in_refusal(directory, f"{where}, error: {detail}")
+    huge = _float64_overflow(body)
+    if huge is not None:  # measured: the unstructured decoder cannot hold it
+        detail = f"json: cannot unmarshal number {huge} into Go value of type float64"
+        raise drop_in_refusal(directory, f"{where}, error: {detail}")
+    try:
+        api_version, kind = _type_meta(pairs or sorted(body.items()), text, path)
+    except KubeletConfigInvalidError as err:
+        detail = err.errors[0].split("error failed to decode: ", 1)[-1]
+        raise drop_in_refusal(directory, f"{where}, error: {detail}") from err
+    if not kind:
         detail = f"Object 'Kind' is missing in '{text}'"
         raise drop_in_refusal(directory, f"{where}, error: {detail}")
     if duplicates:
         raise drop_in_refusal(directory, f"{where}, error: {_yaml_strict(duplicates)}")
-    api_version = body.get("apiVersion")
+    if json_duplicates:  # measured: the strict decoder refuses a drop-in's repeated field
+        repeated = ", ".join(f'duplicate field "{name}"' for name in json_duplicates)
+        raise drop_in_refusal(directory, f"{where}, error: strict decoding error: {repeated}")
     group, _, version = str(api_version or "").rpartition("/")
-    kind = str(body["kind"])
     if group != GROUP or version not in _VERSIONS or kind != KIND:
         gvk = f"{group}/{version}, Kind={kind}"
         raise drop_in_refusal(directory, f"{where}, unknown apiVersion/kind: {gvk}")
