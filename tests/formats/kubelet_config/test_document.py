@@ -244,8 +244,8 @@ ACCEPTED += [
     ),
     (
         '{"apiVersion":"kubelet.config.k8s.io/v1beta1","kind":"KubeletConfiguration","a":1,'
-        '"a":2,"maxPods":1,"maxPods":2}',
-        {"a": 2, "maxPods": 2},
+        '"a":2,"maxPods":1,"maxPods":2,"maxPods":3}',
+        {"a": 2, "maxPods": 3},
         (LENIENT + 'unknown field "a", duplicate field "maxPods"',),
     ),
     (
@@ -302,7 +302,7 @@ DROP_INS_REFUSED = [
     ),
     (
         '{"apiVersion":"kubelet.config.k8s.io/v1beta1","kind":"KubeletConfiguration",'
-        '"maxPods":1,"maxPods":2}',
+        '"maxPods":1,"maxPods":2,"maxPods":3}',  # named once
         ', error: strict decoding error: duplicate field "maxPods"',
     ),
     (

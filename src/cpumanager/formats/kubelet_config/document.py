@@ -340,7 +340,8 @@ def decode_drop_in(
     if duplicates:
         raise drop_in_refusal(directory, f"{where}, error: {_yaml_strict(duplicates)}")
     if json_duplicates:  # measured: the strict decoder refuses a drop-in's repeated field
-        repeated = ", ".join(f'duplicate field "{name}"' for name in json_duplicates)
+        once = dict.fromkeys(json_duplicates)  # measured: each field named once
+        repeated = ", ".join(f'duplicate field "{name}"' for name in once)
         raise drop_in_refusal(directory, f"{where}, error: strict decoding error: {repeated}")
     group, _, version = str(api_version or "").rpartition("/")
     if group != GROUP or version not in _VERSIONS or kind != KIND:

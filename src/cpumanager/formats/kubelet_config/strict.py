@@ -42,6 +42,7 @@ def strict_problems(
     out: list[str] = []
     unknown: set[str] = set()
     known: set[str] = set()
+    repeated: set[str] = set()
     for name, value in order:
         if not known_field(name):
             if name not in unknown:
@@ -49,7 +50,9 @@ def strict_problems(
                 out.append(f'unknown field "{name}"')
             continue
         if name in known:
-            out.append(f'duplicate field "{name}"')
+            if name not in repeated:  # named once, however often it is given again
+                repeated.add(name)
+                out.append(f'duplicate field "{name}"')
             continue
         known.add(name)
         kind = GO_TYPES.get(name, FIELD_KINDS[name])
