@@ -16,13 +16,13 @@ from __future__ import annotations
 import json
 import os
 import posixpath
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import yaml
 
 from cpumanager.adapters._text import load_yaml_documents, read_bounded_text
+from cpumanager.adapters.go_yaml import parse_yaml_keeping_duplicates
 from cpumanager.core import limits
 from cpumanager.core.printable import printable
 from cpumanager.core.versions import Release
@@ -35,11 +35,7 @@ from cpumanager.formats.kubelet_config import (
     parse_kubelet_flags,
 )
 from cpumanager.formats.kubelet_config.assemble import DROP_IN_CHECKS_SINCE
-from cpumanager.formats.kubelet_config.document import (
-    YamlSyntaxError,
-    decode_drop_in,
-    decode_file,
-)
+from cpumanager.formats.kubelet_config.document import decode_drop_in, decode_file
 from cpumanager.formats.kubelet_config.fields import check_string_maps
 from cpumanager.formats.kubelet_config.launch import (
     argv_from_env,
@@ -54,6 +50,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "kubelet_config_from_text",
     "load_effective_config",
+    "parse_yaml_keeping_duplicates",
     "read_config_source",
     "read_drop_in_dir",
     "read_kubelet_config",
@@ -74,68 +71,6 @@ def _load_yaml(text: str, *, source: str) -> object:
         msg = f"{source}: holds {len(docs)} YAML documents; give one KubeletConfiguration"
         raise ConfigError(msg)
     return {} if not docs or docs[0] is None else docs[0]
-
-
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that records keys given twice in a mapping, with the line of the repeat
-    (the kubelet's strict YAML reader refuses them)."""
-
-    duplicates: list[tuple[str, int]]
-
-
-_MAX_DUPLICATES = 20  # enough to name; a hostile file may repeat a key 100,000 times
-
-
-def _mapping_with_duplicates(loader: _StrictLoader, node: yaml.MappingNode) -> dict[object, object]:
-    seen: set[object] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        try:
-            repeated = key in seen
-            seen.add(key)
-        except TypeError:  # an unhashable key: the constructor refuses it below
-            continue
-        if repeated and len(loader.duplicates) < _MAX_DUPLICATES:
-            loader.duplicates.append((str(key), key_node.start_mark.line + 1))
-    return loader.construct_mapping(node, deep=True)
-
-
-_StrictLoader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-    _mapping_with_duplicates,
-)
-
-
-def parse_yaml_keeping_duplicates(text: str) -> tuple[object, list[tuple[str, int]]]:
-    """The first YAML document (the kubelet's YAML reader takes the first), and each key
-    found again in its mapping with the line of the repeat; YamlSyntaxError with the
-    parser's line and problem."""
-    try:
-        return _first_document(text)
-    except yaml.YAMLError as err:
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        if "'\\t'" in problem and _TAB_VALUE.search(text):
-            # go-yaml takes a tab after "key:" as the separating blank; PyYAML does not
-            try:
-                return _first_document(_TAB_VALUE.sub(r"\1 ", text))
-            except yaml.YAMLError:
-                pass
-        mark = getattr(err, "problem_mark", None)
-        raise YamlSyntaxError(mark.line if mark is not None else None, problem) from err
-
-
-_TAB_VALUE = re.compile(r"^(\s*[^\s#'\"\[{-][^:\n]*:)\t+", re.MULTILINE)
-
-
-def _first_document(text: str) -> tuple[object, list[tuple[str, int]]]:
-    loader = _StrictLoader(text)
-    loader.duplicates = []
-    try:
-        found = loader.check_data()  # type: ignore[no-untyped-call]
-        body = loader.get_data() if found else None
-    finally:
-        loader.dispose()
-    return body, loader.duplicates
 
 
 def kubelet_config_from_text(text: str, *, source: str) -> KubeletConfig:
@@ -165,20 +100,27 @@ def read_kubelet_config(path: Path) -> KubeletConfig:
 
 
 def read_config_source(
-    path: Path, *, inside: Path | None = None, name: str = "", as_kubelet: bool = False
+    path: Path,
+    *,
+    inside: Path | None = None,
+    name: str = "",
+    as_kubelet: bool = False,
+    release: Release | None = None,
 ) -> ConfigSource:
     """A YAML or JSON configuration document, bounded and regular.
 
     ``as_kubelet`` decodes it as the kubelet's loader does (``formats.kubelet_config.document``:
     an empty or comment-only file, ``{`` read as JSON, apiVersion/kind, duplicate fields),
-    refusing at stage ``loads``.
+    refusing at stage ``loads``; ``release`` names the kubelet whose fields are known.
     """
     text = read_bounded_text(
         path, what="kubelet configuration", max_bytes=MAX_FILE_BYTES, inside=inside
     )
     if as_kubelet:
         try:
-            loaded = decode_file(text, path=str(path), parse_yaml=parse_yaml_keeping_duplicates)
+            loaded = decode_file(
+                text, path=str(path), parse_yaml=parse_yaml_keeping_duplicates, release=release
+            )
         except RecursionError as err:
             msg = f"{path}: nested too deeply to read; fix the file"
             raise ConfigError(msg) from err
@@ -188,7 +130,13 @@ def read_config_source(
         if limits.depth_of(loaded.body) > limits.MAX_DEPTH:
             msg = f"{path}: nested deeper than {limits.MAX_DEPTH} levels; fix the file"
             raise ConfigError(msg)
-        return ConfigSource(name=name or str(path), body=loaded.body, warnings=loaded.warnings)
+        return ConfigSource(
+            name=name or str(path),
+            body=loaded.body,
+            warnings=loaded.warnings,
+            from_json=loaded.from_json,
+            pairs=loaded.pairs,
+        )
     return ConfigSource(name=name or str(path), body=_load_yaml(text, source=str(path)))
 
 
@@ -378,7 +326,7 @@ def load_effective_config(
             raise InputError(msg)
     as_kubelet = release is not None
     file = (
-        read_config_source(config, inside=inside, as_kubelet=as_kubelet)
+        read_config_source(config, inside=inside, as_kubelet=as_kubelet, release=release)
         if config is not None
         else None
     )

@@ -57,6 +57,14 @@ STAGES = [
         "defaults, error: cannot set feature gate MemoryManager to false, feature is locked "
         "to true",
     ),
+    # the kubelet reads a reservation's resources when it starts, after validation
+    # (measured: 1.32 loads and validates these)
+    ({"kubeReserved": {"foo": "1"}}, "starts", 'kubeReserved: cannot reserve "foo" resource'),
+    (
+        {"kubeReserved": {"foo": "1"}, "hairpinMode": "veth"},
+        "validates",
+        'invalid configuration: option "veth" specified for hairpinMode',
+    ),
     (
         {"maxPods": "many"},
         "loads",
@@ -190,3 +198,10 @@ def test_topology_options_under_the_none_policy_are_never_parsed() -> None:
         assemble(file=ConfigSource("k.yaml", body), release=V132)
     (error,) = caught.value.errors
     assert error.startswith('unknown Topology Manager Policy option: "no-such-option"')
+
+
+def test_a_field_the_release_lacks_is_unknown_to_it() -> None:
+    # mergeDefaultEvictionSettings came in 1.34: 1.32 drops it unread (measured)
+    fields = {"mergeDefaultEvictionSettings": 1, "evictionHard": {"memory.available": "1Gi"}}
+    effective = assemble(file=ConfigSource("k.yaml", {**HEAD, **fields}), release=V132)
+    assert dict(effective.config.eviction_hard) == {"memory.available": "1Gi"}

@@ -494,6 +494,69 @@ TYPE_ERRORS = [
         "json: cannot unmarshal string into Go struct "
         "field KubeletConfiguration.featureGates of type bool",
     ),
+    # measured on 1.32 with random files (bench/diff_kubelet_config.py): nested structs are
+    # decoded field by field, named by their Go types ...
+    (
+        {"reservedMemory": [{"numaNode": "0"}]},
+        "json: cannot unmarshal string into Go struct field "
+        "MemoryReservation.reservedMemory.numaNode of type int32",
+    ),
+    (
+        {"reservedMemory": True},
+        "json: cannot unmarshal bool into Go struct field "
+        "KubeletConfiguration.reservedMemory of type []v1beta1.MemoryReservation",
+    ),
+    (
+        {"reservedMemory": ["x"]},
+        "json: cannot unmarshal string into Go struct field "
+        "KubeletConfiguration.reservedMemory of type v1beta1.MemoryReservation",
+    ),
+    (
+        {"authentication": {"anonymous": {"enabled": "x"}}},
+        "json: cannot unmarshal string into Go struct field "
+        "KubeletAnonymousAuthentication.authentication.anonymous.enabled of type bool",
+    ),
+    (
+        {"logging": 3},
+        "json: cannot unmarshal number into Go struct field "
+        "KubeletConfiguration.logging of type v1.LoggingConfiguration",
+    ),
+    (
+        {"registerWithTaints": [{"effect": 1}]},
+        "json: cannot unmarshal number into Go struct field "
+        "Taint.registerWithTaints.effect of type v1.TaintEffect",
+    ),
+    # ... a quantity's own decoder refuses at once, as a duration's does, even after an
+    # earlier (kept) type mismatch ...
+    (
+        {"maxPods": "x", "reservedMemory": [{"numaNode": 0, "limits": {"memory": "x"}}]},
+        "quantities must match the regular expression "
+        "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+    ),
+    (
+        {"reservedMemory": [{"numaNode": 0, "limits": {"memory": "1Ki2"}}]},
+        "unable to parse quantity's suffix",
+    ),
+    # ... a duration held by value reads null as "" ...
+    ({"maxPods": "x", "syncFrequency": None}, 'time: invalid duration ""'),
+    # ... logging's flush frequency is a duration or nanoseconds, refused at once ...
+    ({"maxPods": "x", "logging": {"flushFrequency": "x"}}, 'time: invalid duration "x"'),
+    (
+        {"logging": {"flushFrequency": 1.5}},
+        'invalid duration "1.5": json: cannot unmarshal number 1.5 into Go value of type '
+        "time.Duration",
+    ),
+    # ... and a YAML number beyond int64 reaches the decoder as Go prints a float64
+    (
+        {"iptablesDropBit": -(2**63) - 1},
+        "json: cannot unmarshal number -9223372036854776000 into Go struct field "
+        "KubeletConfiguration.iptablesDropBit of type int32",
+    ),
+    (
+        {"iptablesDropBit": 10**30},
+        "json: cannot unmarshal number 1e+30 into Go struct field "
+        "KubeletConfiguration.iptablesDropBit of type int32",
+    ),
 ]
 
 
@@ -504,6 +567,100 @@ def test_type_errors_stop_decoding(fields: dict[str, object], expected: str) -> 
     with pytest.raises(ConfigError) as caught:
         whole.decode_fields(fields)
     assert caught.value.message == expected
+
+
+def test_a_json_file_is_decoded_in_its_own_order_with_its_literals() -> None:
+    import json
+
+    from cpumanager.errors import ConfigError
+    from cpumanager.formats.kubelet_config.go_decode import JsonFloat
+
+    body = json.loads('{"podsPerCore": "x", "maxPods": 1.0}', parse_float=JsonFloat)
+    with pytest.raises(ConfigError) as caught:  # measured: the file's order, not sorted
+        whole.decode_fields(body, from_json=True)
+    assert "podsPerCore of type int32" in caught.value.message
+    with pytest.raises(ConfigError) as caught:  # measured: JSON's 1.0 is no int32
+        whole.decode_fields(json.loads('{"maxPods": 1.0}', parse_float=JsonFloat), from_json=True)
+    assert caught.value.message == (
+        "json: cannot unmarshal number 1.0 into Go struct field KubeletConfiguration.maxPods "
+        "of type int32"
+    )
+    assert whole.decode_fields({"maxPods": 1.0}) == {"maxPods": 1}  # YAML's 1.0 arrives as 1
+    from cpumanager.formats.kubelet_config.go_decode import JsonInt
+
+    body = json.loads('{"memoryThrottlingFactor": -0}', parse_int=JsonInt)
+    assert messages(whole.decode_fields(body, from_json=True)) == [
+        "invalid configuration: memoryThrottlingFactor -0 must be greater than 0 and less than "
+        "or equal to 1.0"
+    ]  # measured: JSON's -0 is a negative zero to Go
+
+
+def test_a_repeated_json_key_is_decoded_where_each_appears() -> None:
+    from cpumanager.errors import ConfigError
+
+    pairs = [("nodeStatusUpdateFrequency", "ms"), ("nodeStatusUpdateFrequency", {"": ""})]
+    body = {"nodeStatusUpdateFrequency": {"": ""}}
+    with pytest.raises(ConfigError) as caught:  # measured: the first value's error
+        whole.decode_fields(body, from_json=True, pairs=pairs)
+    assert caught.value.message == 'time: invalid duration "ms"'
+
+
+def test_a_null_in_a_string_list_is_the_empty_string() -> None:
+    typed = whole.decode_fields({"enforceNodeAllocatable": [None]})
+    assert typed["enforceNodeAllocatable"] == [""]
+    assert messages({"enforceNodeAllocatable": [None]}, (1, 32))[0].startswith(
+        'invalid configuration: option "" specified for enforceNodeAllocatable'
+    )  # measured
+
+
+def test_all_beta_and_all_alpha_set_the_gates_not_named() -> None:
+    # measured: AllBeta=false turns GracefulNodeShutdown (beta) off, so its checks go
+    fields = {"featureGates": {"AllBeta": False}, "shutdownGracePeriodCriticalPods": "-5s"}
+    assert messages(fields) == []
+    assert messages({**fields, "featureGates": {"AllBeta": False, "GracefulNodeShutdown": True}})
+    assert messages({"featureGates": {"AllAlpha": True}, "cpuCFSQuotaPeriod": "50ms"}) == []
+
+
+def test_floats_are_printed_as_go_prints_them() -> None:
+    from cpumanager.formats.kubelet_config.checks import go_float
+
+    assert messages({"memoryThrottlingFactor": 1099511627776}) == [
+        "invalid configuration: memoryThrottlingFactor 1.099511627776e+12 must be greater than 0 "
+        "and less than or equal to 1.0"
+    ]  # measured
+    assert [go_float(v) for v in (1e6, 123456.0, 1e-5, 0.0001, -0.0)] == [
+        "1e+06", "123456", "1e-05", "0.0001", "-0"
+    ]  # fmt: skip
+
+
+TRACING = [  # measured on 1.32 (KubeletTracing is beta, on)
+    (
+        {"tracing": {"samplingRatePerMillion": -1}},
+        "tracing.samplingRatePerMillion: Invalid value: -1: sampling rate must be positive",
+    ),
+    (
+        {"tracing": {"endpoint": "http://x:1"}},
+        'tracing.endpoint: Invalid value: "http://x:1": unsupported scheme: http.  Options are '
+        "none, dns, unix, or unix-abstract.  See "
+        "https://github.com/grpc/grpc/blob/master/doc/naming.md",
+    ),
+    (
+        {"tracing": {"endpoint": "a:b"}},
+        'tracing.endpoint: Invalid value: "dns://a:b": parse "dns://a:b": invalid port ":b" '
+        "after host",
+    ),
+    (
+        {"featureGates": {"KubeletTracing": False}, "tracing": {}},
+        "invalid configuration: tracing should not be configured if KubeletTracing feature "
+        "flag is disabled.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("fields", "expected"), TRACING)
+def test_tracing(fields: dict[str, object], expected: str) -> None:
+    assert messages(fields, (1, 32)) == [expected]
+    assert messages({"tracing": {"endpoint": "unix:///t.sock"}}, (1, 32)) == []
 
 
 def test_null_fields_stay_unset_and_unknown_fields_are_dropped() -> None:

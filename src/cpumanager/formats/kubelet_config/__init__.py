@@ -8,8 +8,10 @@
 * ``assemble``: file, drop-ins and flags merged in the kubelet's order, with each field's
   origin (the adapters read the files: ``adapters/kubelet_config_file.py``);
 * per kubelet release, the whole file: ``document`` (the loader and codec), ``v1beta1``
-  (every field's type and defaulting), ``gates`` (1.32's gate registry, ``SetFromMap``),
-  ``whole`` / ``checks`` (``ValidateKubeletConfiguration``), stage by stage.
+  (every field's type and defaulting), ``go_decode`` and ``go_json_syntax`` (Go's JSON
+  decoding of it, its syntax errors), ``gates`` (1.32's gate registry, ``SetFromMap``),
+  ``whole`` / ``checks`` / ``component_checks`` (``ValidateKubeletConfiguration``), stage
+  by stage.
 """
 
 from __future__ import annotations

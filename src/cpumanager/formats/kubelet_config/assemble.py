@@ -38,6 +38,7 @@ from cpumanager.formats.kubelet_config.document import load_refusal
 from cpumanager.formats.kubelet_config.fields import check_string_maps, fail, mapping
 from cpumanager.formats.kubelet_config.flags import KubeletFlags
 from cpumanager.formats.kubelet_config.model import KubeletConfig
+from cpumanager.formats.kubelet_config.v1beta1 import FIELD_SINCE
 from cpumanager.formats.kubelet_config.validation import start_order_errors
 
 __all__ = [
@@ -65,6 +66,8 @@ class ConfigSource:
     name: str
     body: object
     warnings: tuple[str, ...] = ()
+    from_json: bool = False  # a JSON file: the kubelet decodes its fields in the file's order
+    pairs: tuple[tuple[str, object], ...] = ()  # a JSON file's fields, repeats included
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +137,7 @@ def assemble(
     sources: list[str] = []
     base: Mapping[str, object] = {}
     if file is not None:
-        base = _checked(file, typed=release is not None)
+        base = _checked(file, release=release)
         sources.append(f"file {file.name}")
     raw, defaulted = apply_defaults(base, release=release or NEWEST)
     origins = {name: "default" if name in defaulted else "file" for name in raw}
@@ -182,7 +185,9 @@ def assemble(
 def _staged(raw: Mapping[str, object], release: Release, *, file_gates: object) -> KubeletConfig:
     """The kubelet's stages over the merged configuration; the first that refuses raises."""
     try:
-        typed = whole.decode_fields(raw)
+        typed = whole.decode_fields(
+            {k: v for k, v in raw.items() if FIELD_SINCE.get(k, (1, 0)) <= release}
+        )
     except ConfigError as err:
         raise KubeletConfigInvalidError((err.message,), stage="loads") from err
     gates = typed.get("featureGates")
@@ -196,7 +201,10 @@ def _staged(raw: Mapping[str, object], release: Release, *, file_gates: object) 
     messages = whole.validation_messages(whole.defaulted(typed, release), release, gate_values)
     if messages:
         raise KubeletConfigInvalidError(tuple(messages), stage="validates")
-    config, errors = decode(raw, KubeletConfig)
+    try:
+        config, errors = decode(raw, KubeletConfig)
+    except ConfigError as err:
+        raise KubeletConfigInvalidError((err.message,), stage="starts") from err
     errors = [*errors, *start_order_errors(config)]
     if errors:
         raise KubeletConfigInvalidError(tuple(errors), stage="starts")
@@ -253,21 +261,29 @@ def _apply_drop_ins(
     return out
 
 
-def _checked(source: ConfigSource, *, typed: bool = False) -> Mapping[str, object]:
+def _checked(source: ConfigSource, *, release: Release | None = None) -> Mapping[str, object]:
     """The source's mapping; a mistyped field is reported with the source's name.
 
-    ``typed`` first checks every v1beta1 field's type as the kubelet's decoder does (stage
-    ``loads``, with its text), not only the fields read here.
+    With a ``release``, the fields that release has are checked as its decoder checks them
+    (stage ``loads``, with its text) and the others dropped; what the kubelet reads only
+    when it starts (a reservation's resources) is left to ``_staged``.
     """
+    typed = release is not None
     try:
         body = check_kind(source.body)
-        if typed:
-            whole.decode_fields(body)
+        if release is not None:
+            # a field the release does not have is unknown to it: dropped, unread
+            body = {k: v for k, v in body.items() if FIELD_SINCE.get(k, (1, 0)) <= release}
+            whole.decode_fields(body, from_json=source.from_json, pairs=source.pairs)
     except ConfigError as err:
         if typed:
             raise load_refusal(source.name, f"failed to decode: {err.message}") from err
         msg = f"{source.name}: {err.message}"
         raise ConfigError(msg) from err
+    if typed:
+        # the kubelet reads the values it does not type (a reservation's resources and
+        # quantities) only when it starts: refused then (``_staged``), not here
+        return body
     try:
         check_string_maps(body)
         decode(body, KubeletConfig)

@@ -2,14 +2,17 @@
 
 The parts of ``whole.validation_messages`` that take more than a line or two: taints,
 graceful shutdown, swap, crash-loop back-off, node allocatable enforcement, reserved CPUs
-and memory, pod logs, logging; and how Go prints durations (``1m0s``, a ``metav1.Duration``
-as ``{500ms}``), floats and quoted strings in those messages.
+and memory, pod logs (logging and tracing: ``component_checks.py``); and how Go prints
+durations (``1m0s``, a ``metav1.Duration`` as ``{500ms}``), floats and quoted strings in
+those messages.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
+from decimal import Decimal
 
 from cpumanager.formats.kubelet_config.fields import go_duration_nanos
 
@@ -54,16 +57,28 @@ def _decimal(amount: int, unit: int) -> str:
 
 
 def go_float(value: float) -> str:
-    """Go's ``%v`` of a float64 (``strconv.FormatFloat(f, 'g', -1, 64)``)."""
-    if value.is_integer() and abs(value) < 1e21:
-        return str(int(value))
-    text = repr(value)
-    if "e" in text:
-        mantissa, exp = text.split("e")
-        sign = exp[0] if exp[0] in "+-" else "+"
-        digits = exp.lstrip("+-").rjust(2, "0")
-        text = f"{mantissa}e{sign}{digits}"
-    return text
+    """Go's ``%v`` of a float64 (``strconv.FormatFloat(f, 'g', -1, 64)``): the shortest
+    digits, in exponent form when the exponent is below -4 or 6 and above (``1e+06``)."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    if value == 0:
+        return "-0" if math.copysign(1.0, value) < 0 else "0"
+    sign, digits, exponent = Decimal(repr(value)).normalize().as_tuple()
+    assert isinstance(exponent, int)
+    text = "".join(map(str, digits))
+    point = len(text) + exponent  # digits before the decimal point
+    exp = point - 1
+    minus = "-" if sign else ""
+    if exp < -4 or exp >= 6:
+        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
+        return f"{minus}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    if point <= 0:
+        return f"{minus}0.{'0' * -point}{text}"
+    if point >= len(text):
+        return minus + text + "0" * (point - len(text))
+    return f"{minus}{text[:point]}.{text[point:]}"
 
 
 def go_q(text: str) -> str:
@@ -121,16 +136,6 @@ def taint_messages(raw: object) -> list[str]:
         if added is not None:
             out.append("invalid configuration: taint.TimeAdded is not nil")
     return out
-
-
-def logging_messages(raw: object) -> list[str]:
-    """component-base ``logsapi.Validate``: the format must be one the kubelet registers."""
-    if not isinstance(raw, Mapping):
-        return []
-    log_format = raw.get("format") or "text"
-    if isinstance(log_format, str) and log_format not in ("text", "json"):
-        return [f"logging.format: Invalid value: {go_q(log_format)}: Unsupported log format"]
-    return []
 
 
 def shutdown_messages(kc: Mapping[str, object], on: Callable[[str], bool]) -> list[str]:

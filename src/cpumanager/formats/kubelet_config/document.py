@@ -21,11 +21,20 @@ same for a ``--config-dir`` drop-in as 1.32 loads it. YAML parsing itself is the
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from cpumanager.core.versions import Release
 from cpumanager.errors import KubeletConfigInvalidError
-from cpumanager.formats.kubelet_config.v1beta1 import FIELD_KINDS
+from cpumanager.formats.kubelet_config.go_decode import JsonFloat, JsonInt
+from cpumanager.formats.kubelet_config.go_json_syntax import (
+    ConstantError,
+    constant_problem,
+    go_json_syntax,
+    no_constant,
+)
+from cpumanager.formats.kubelet_config.strict import strict_problems
 
 __all__ = [
     "GROUP",
@@ -51,6 +60,8 @@ class LoadedDocument:
 
     body: Mapping[str, object]
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    from_json: bool = False  # read as JSON: Go decodes its fields in the file's order
+    pairs: tuple[tuple[str, object], ...] = ()  # a JSON file's fields, repeats included
 
 
 def load_refusal(path: str, detail: str) -> KubeletConfigInvalidError:
@@ -65,10 +76,18 @@ def load_refusal(path: str, detail: str) -> KubeletConfigInvalidError:
 class YamlSyntaxError(Exception):
     """The YAML parser's refusal: the line (as the kubelet's parser counts it) and problem."""
 
-    def __init__(self, line: int | None, problem: str) -> None:
+    def __init__(self, line: int | None, problem: str, *, bare: bool = False) -> None:
         super().__init__(problem)
         self.line = line
         self.problem = problem
+        self.bare = bare  # the text whole (a YAML-to-JSON conversion error), no "yaml: "
+
+    def detail(self) -> str:
+        """The text the kubelet prints: ``yaml: line N: problem``."""
+        if self.bare:
+            return self.problem
+        where = f"line {self.line}: " if self.line is not None else ""
+        return f"yaml: {where}{self.problem}"
 
 
 # Parses YAML text: (the first document, each key found again in its mapping with the
@@ -77,56 +96,88 @@ class YamlSyntaxError(Exception):
 ParseYaml = Callable[[str], tuple[object, list[tuple[str, int]]]]
 
 
-def _json_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+def _json_object(pairs: list[tuple[str, object]]) -> tuple[dict[str, object], list[str]]:
+    """A JSON object's pairs as Go decodes them, and the keys given again."""
     out: dict[str, object] = {}
     dups: list[str] = []
     for key, value in pairs:
         if key in out:
             dups.append(key)
-        out[key] = value
-    if dups:
-        out["\x00duplicates"] = dups
-    return out
+        out[key] = _decoded_again(out[key], value) if key in out else value
+    return out, dups
 
 
-def decode_file(text: str, *, path: str, parse_yaml: ParseYaml) -> LoadedDocument:
+def _decoded_again(earlier: object, value: object) -> object:
+    """A JSON key given twice: Go decodes the second value into the first, so objects (maps
+    and structs) keep the entries the second leaves out; anything else is replaced."""
+    if isinstance(earlier, dict) and isinstance(value, dict):
+        merged = dict(earlier)
+        for key, item in value.items():
+            merged[key] = _decoded_again(merged[key], item) if key in merged else item
+        return merged
+    return value
+
+
+def decode_file(
+    text: str, *, path: str, parse_yaml: ParseYaml, release: Release | None = None
+) -> LoadedDocument:
     """The file's mapping as the kubelet decodes it; KubeletConfigInvalidError (``loads``).
 
-    ``parse_yaml`` reads YAML (the adapter's parser, keeping duplicate keys).
+    ``parse_yaml`` reads YAML (the adapter's parser, keeping duplicate keys). ``release``:
+    the kubelet release whose fields are known (a newer field is an unknown one to it; by
+    default every v1beta1 field is known).
     """
     if text == "":
         raise load_refusal(path, f'kubelet config file "{path}" was empty')
     yaml_duplicates: list[tuple[str, int]] = []
     json_duplicates: list[str] = []
-    if text.lstrip(" \t\r\n").startswith("{"):
-        body, json_duplicates = _decode_json(text, path)
+    from_json = text.lstrip(" \t\r\n").startswith("{")
+    pairs: list[tuple[str, object]] = []
+    if from_json:
+        body, json_duplicates = _decode_json(text, path, pairs)
     else:
         body, yaml_duplicates = _decode_yaml(text, path, parse_yaml)
     if body is None:
         raise load_refusal(path, f"failed to decode: Object 'Kind' is missing in '{text}'")
     if not isinstance(body, Mapping):
-        msg = (
-            "failed to decode: couldn't get version/kind; json parse error: json: cannot "
-            f"unmarshal {_kind_of(body)} into Go value of type struct {{ APIVersion string "
-            f'"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }}'
-        )
-        raise load_refusal(path, msg)
-    _check_type_meta(body, text, path)
+        raise load_refusal(path, "failed to decode: " + _not_an_object(body))
+    _check_type_meta(body, text, path, pairs)
     warnings: list[str] = []
+    strict = strict_problems(body, pairs, from_json=from_json, release=release)
+    strict = strict[:_MAX_REPORTED]
+    lenient = "Using lenient decoding as strict decoding failed: "
     if yaml_duplicates:
-        # the strict YAML reader fails first; the lenient decoder then reads the file
-        warnings.append(
-            "Using lenient decoding as strict decoding failed: " + _yaml_strict(yaml_duplicates)
-        )
-    else:
-        strict = [f'duplicate field "{name}"' for name in json_duplicates[:_MAX_REPORTED]]
-        strict += [f'unknown field "{name}"' for name in body if name not in FIELD_KINDS]
-        if strict:
-            warnings.append(
-                "Using lenient decoding as strict decoding failed: strict decoding error: "
-                + ", ".join(strict[:_MAX_REPORTED])
-            )
-    return LoadedDocument(body=body, warnings=tuple(warnings))
+        # the strict YAML reader complains first, the unknown fields after it
+        warnings.append(lenient + ", ".join([_yaml_strict(yaml_duplicates), *strict]))
+    elif strict:
+        warnings.append(lenient + "strict decoding error: " + ", ".join(strict))
+    kept = tuple(pairs) if json_duplicates else ()
+    return LoadedDocument(body=body, warnings=tuple(warnings), from_json=from_json, pairs=kept)
+
+
+def _not_an_object(body: object) -> str:
+    """The type meta's refusal of a document that is not an object."""
+    return (
+        "couldn't get version/kind; json parse error: json: cannot unmarshal "
+        f"{_kind_of(body)} into Go value of type struct {{ APIVersion string "
+        f'"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }}'
+    )
+
+
+def _float64_overflow(value: object) -> str | None:
+    """A JSON file's number literal beyond float64 (``1e400``), as written, or None."""
+    if isinstance(value, JsonFloat) and math.isinf(value):
+        return value.literal
+    items: list[object] = []
+    if isinstance(value, Mapping):
+        items = list(value.values())
+    elif isinstance(value, list):
+        items = value
+    for item in items:
+        found = _float64_overflow(item)
+        if found is not None:
+            return found
+    return None
 
 
 def _kind_of(value: object) -> str:
@@ -141,35 +192,36 @@ def _kind_of(value: object) -> str:
     return "object"
 
 
-def _decode_json(text: str, path: str) -> tuple[object, list[str]]:
+def _decode_json(
+    text: str, path: str, pairs_out: list[tuple[str, object]] | None = None
+) -> tuple[object, list[str]]:
+    repeated: list[list[str]] = []  # per object, inner objects first: the file's is last
+
+    def hook(pairs: list[tuple[str, object]]) -> dict[str, object]:
+        out, dups = _json_object(pairs)
+        repeated.append(dups)
+        if pairs_out is not None:
+            pairs_out[:] = pairs  # the last object closed is the file's
+        return out
+
     try:
-        body = json.loads(text, object_pairs_hook=_json_duplicates)
-    except ValueError as err:
-        detail = _go_json_syntax(text, err)
+        body = json.loads(
+            text,
+            object_pairs_hook=hook,
+            parse_float=JsonFloat,
+            parse_int=JsonInt,
+            parse_constant=no_constant,
+        )
+    except ConstantError as err:  # NaN, Infinity: not JSON to Go
+        detail = constant_problem(text, err.name)
         msg = f"failed to decode: couldn't get version/kind; json parse error: {detail}"
         raise load_refusal(path, msg) from err
-    duplicates: list[str] = []
-    if isinstance(body, dict):
-        found = body.pop("\x00duplicates", [])
-        duplicates = list(found) if isinstance(found, list) else []
+    except ValueError as err:
+        detail = go_json_syntax(text, err)
+        msg = f"failed to decode: couldn't get version/kind; json parse error: {detail}"
+        raise load_refusal(path, msg) from err
+    duplicates = repeated[-1] if isinstance(body, dict) and repeated else []
     return body, duplicates
-
-
-def _go_json_syntax(text: str, err: ValueError) -> str:
-    """Go's JSON syntax error for the first bad character (``invalid character 'k' looking
-    for beginning of object key string``), as near as the position Python reports."""
-    position = getattr(err, "pos", None)
-    if not isinstance(position, int) or position >= len(text):
-        return "unexpected end of JSON input"
-    char = text[position]
-    shown = "'\\''" if char == "'" else f"'{char}'"
-    if "Expecting property name" in str(err):
-        return f"invalid character {shown} looking for beginning of object key string"
-    if "Expecting value" in str(err):
-        return f"invalid character {shown} looking for beginning of value"
-    if "Extra data" in str(err):
-        return f"invalid character {shown} after top-level value"
-    return f"invalid character {shown} after object key:value pair"
 
 
 def _decode_yaml(
@@ -178,21 +230,42 @@ def _decode_yaml(
     try:
         return parse_yaml(text)
     except YamlSyntaxError as err:
-        where = f"line {err.line}: " if err.line is not None else ""
-        msg = f"failed to decode: yaml: {where}{err.problem}"
-        raise load_refusal(path, msg) from err
+        raise load_refusal(path, f"failed to decode: {err.detail()}") from err
 
 
-def _check_type_meta(body: Mapping[str, object], text: str, path: str) -> None:
-    api_version = body.get("apiVersion")
-    kind = body.get("kind")
-    for name, value in (("apiVersion", api_version), ("kind", kind)):
-        if value is not None and not isinstance(value, str):
-            msg = (
-                "failed to decode: couldn't get version/kind; json parse error: json: cannot "
-                f"unmarshal {_kind_of(value)} into Go struct field .{name} of type string"
-            )
-            raise load_refusal(path, msg)
+def _type_meta(
+    pairs: list[tuple[str, object]], text: str, path: str
+) -> tuple[object | None, object | None]:
+    """apiVersion and kind as Go's JSON decoder finds them for the type meta: a key matching
+    a field's name, exactly or else case-insensitively (``KIND``), in decoding order, the
+    last one winning; a value of the wrong type is refused (the first, once all are read)."""
+    found: dict[str, object] = {}
+    refused: str | None = None
+    for key, value in pairs:
+        name = key if key in ("apiVersion", "kind") else _FOLDED.get(key.lower())
+        if name is None or value is None:
+            continue
+        if not isinstance(value, str):
+            if refused is None:
+                refused = (
+                    "failed to decode: couldn't get version/kind; json parse error: json: cannot "
+                    f"unmarshal {_kind_of(value)} into Go struct field .{name} of type string"
+                )
+            continue
+        found[name] = value
+    if refused is not None:
+        raise load_refusal(path, refused)
+    return found.get("apiVersion"), found.get("kind")
+
+
+_FOLDED = {"apiversion": "apiVersion", "kind": "kind"}
+
+
+def _check_type_meta(
+    body: Mapping[str, object], text: str, path: str, pairs: list[tuple[str, object]]
+) -> None:
+    order = pairs or sorted(body.items())  # YAML reaches Go as JSON with sorted keys
+    api_version, kind = _type_meta(order, text, path)
     if not kind:
         raise load_refusal(path, f"failed to decode: Object 'Kind' is missing in '{text}'")
     if not api_version:
@@ -200,6 +273,8 @@ def _check_type_meta(body: Mapping[str, object], text: str, path: str) -> None:
     assert isinstance(api_version, str)
     assert isinstance(kind, str)
     group, _, version = api_version.rpartition("/")
+    if not version:  # "group/" parses to an empty version: as if none were given
+        raise load_refusal(path, f"failed to decode: Object 'apiVersion' is missing in '{text}'")
     if group != GROUP or version not in _VERSIONS or kind != KIND:
         msg = (
             f'failed to decode: no kind "{kind}" is registered for version "{api_version}" in '
@@ -230,29 +305,45 @@ def decode_drop_in(
     where = f"failed to load kubelet dropin file, path: {path}"
     if text == "":
         raise drop_in_refusal(directory, f'{where}, error: kubelet config file "{path}" was empty')
+    pairs: list[tuple[str, object]] = []
+    duplicates: list[tuple[str, int]] = []
+    json_duplicates: list[str] = []
     if text.lstrip(" \t\r\n").startswith("{"):
         try:
-            body: object = json.loads(text)
-        except ValueError as err:
-            detail = f"couldn't get version/kind; json parse error: {_go_json_syntax(text, err)}"
+            body, json_duplicates = _decode_json(text, path, pairs)
+        except KubeletConfigInvalidError as err:
+            detail = err.errors[0].split("error failed to decode: ", 1)[-1]
             raise drop_in_refusal(directory, f"{where}, error: {detail}") from err
-        duplicates: list[tuple[str, int]] = []
     else:
         try:
             body, names = parse_yaml(text)
         except YamlSyntaxError as err:
-            line = f"line {err.line}: " if err.line is not None else ""
-            detail = f"error converting YAML to JSON: yaml: {line}{err.problem}"
-            raise drop_in_refusal(directory, f"{where}, error: {detail}") from err
+            raise drop_in_refusal(directory, f"{where}, error: {err.detail()}") from err
         duplicates = names[:_MAX_REPORTED]
-    if not isinstance(body, Mapping) or not body.get("kind"):
+    if not isinstance(body, Mapping):
+        detail = f"Object 'Kind' is missing in '{text}'"
+        if body is not None:
+            detail = _not_an_object(body)
+        raise drop_in_refusal(directory, f"{where}, error: {detail}")
+    huge = _float64_overflow(body)
+    if huge is not None:  # measured: the unstructured decoder cannot hold it
+        detail = f"json: cannot unmarshal number {huge} into Go value of type float64"
+        raise drop_in_refusal(directory, f"{where}, error: {detail}")
+    try:
+        api_version, kind = _type_meta(pairs or sorted(body.items()), text, path)
+    except KubeletConfigInvalidError as err:
+        detail = err.errors[0].split("error failed to decode: ", 1)[-1]
+        raise drop_in_refusal(directory, f"{where}, error: {detail}") from err
+    if not kind:
         detail = f"Object 'Kind' is missing in '{text}'"
         raise drop_in_refusal(directory, f"{where}, error: {detail}")
     if duplicates:
         raise drop_in_refusal(directory, f"{where}, error: {_yaml_strict(duplicates)}")
-    api_version = body.get("apiVersion")
+    if json_duplicates:  # measured: the strict decoder refuses a drop-in's repeated field
+        once = dict.fromkeys(json_duplicates)  # measured: each field named once
+        repeated = ", ".join(f'duplicate field "{name}"' for name in once)
+        raise drop_in_refusal(directory, f"{where}, error: strict decoding error: {repeated}")
     group, _, version = str(api_version or "").rpartition("/")
-    kind = str(body["kind"])
     if group != GROUP or version not in _VERSIONS or kind != KIND:
         gvk = f"{group}/{version}, Kind={kind}"
         raise drop_in_refusal(directory, f"{where}, unknown apiVersion/kind: {gvk}")

@@ -29,6 +29,7 @@ __all__ = [
     "gate_error",
     "gate_refusal",
     "gate_spec",
+    "gate_stage",
     "gates_panic",
     "introduced_in",
     "known_gates",
@@ -169,10 +170,32 @@ def _go_bool(value: bool) -> str:
 
 
 def enabled(gates: Mapping[str, bool], name: str, release: Release) -> bool:
+    """Gate ``name`` as the kubelet's gate answers once ``gates`` are set: a gate set
+    explicitly, else ``AllAlpha`` / ``AllBeta`` for a gate at that stage (``SetFromMap``'s
+    special gates set every alpha / beta gate not set explicitly), else its default."""
     if name in gates:
         return gates[name]
+    stage = gate_stage(name, release)
+    for special, level in (("AllAlpha", "alpha"), ("AllBeta", "beta")):
+        if special in gates and stage == level:
+            return gates[special]
     spec = gate_spec(name, release)
     return spec[0] if spec is not None else False
+
+
+_LEVELS = {"a": "alpha", "b": "beta", "g": "ga", "d": "deprecated"}
+
+
+def gate_stage(name: str, release: Release) -> str | None:
+    """The stage (alpha, beta, ga, deprecated) of gate ``name`` in ``release``, or None."""
+    rule = _table_rule(name, release)
+    if rule is not None:
+        return None if rule[0] == "absent" else rule[0]
+    chosen = None
+    for version, _default, _locked, level in _parsed().get(name, ()):
+        if version <= release:
+            chosen = _LEVELS.get(level, level)
+    return chosen
 
 
 assert _REGISTRY in ESTABLISHED

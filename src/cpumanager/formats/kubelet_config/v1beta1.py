@@ -1,8 +1,6 @@
-"""Every v1beta1 KubeletConfiguration field, decoded and defaulted as the kubelet does (pure).
+"""Every v1beta1 KubeletConfiguration field, typed and defaulted as the kubelet does (pure).
 
-* ``decode_fields``: each field's JSON type, as Go's decoder reports a mismatch
-  (``json: cannot unmarshal string into Go struct field KubeletConfiguration.maxPods of
-  type int32``), durations with Go's ``time.ParseDuration`` (in nanoseconds);
+* ``FIELD_KINDS``: each field's Go type (``go_decode.decode_fields`` decodes by it);
 * ``defaulted``: v1beta1 ``SetDefaults_KubeletConfiguration`` for the fields validation
   reads, per release (a field a release does not have is dropped, as its lenient decoder
   drops unknown fields).
@@ -14,10 +12,8 @@ from collections.abc import Mapping
 from typing import Final
 
 from cpumanager.core.versions import Release
-from cpumanager.errors import ConfigError
-from cpumanager.formats.kubelet_config.fields import go_duration_nanos
 
-__all__ = ["FIELD_KINDS", "FIELD_SINCE", "decode_fields", "defaulted"]
+__all__ = ["FIELD_KINDS", "FIELD_SINCE", "defaulted"]
 
 _S = 10**9  # nanoseconds per second
 
@@ -147,112 +143,6 @@ FIELD_KINDS: Final[Mapping[str, str]] = {
     "imageServiceEndpoint": "string",
     "failCgroupV1": "bool",
 }
-
-_INT_RANGE = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
-
-
-def _json_kind(value: object) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, Mapping):
-        return "object"
-    return "value"
-
-
-def _type_error(value: object, path: str, go_type: str) -> ConfigError:
-    kind = _json_kind(value)
-    if kind == "number" and go_type in ("int32", "int64", "float64"):
-        kind = f"number {_json_number(value)}"  # Go names the literal it cannot fit
-    return ConfigError(
-        f"json: cannot unmarshal {kind} into Go struct field KubeletConfiguration.{path} "
-        f"of type {go_type}"
-    )
-
-
-def _json_number(value: object) -> str:
-    if isinstance(value, float):
-        return repr(value) if not value.is_integer() else f"{value:.1f}"
-    return str(value)
-
-
-def decode_fields(body: Mapping[str, object]) -> dict[str, object]:
-    """Every field typed as Go decodes it (durations in nanoseconds); unknown fields dropped.
-
-    Raises ConfigError with Go's text at the first mistyped field, in the file's order.
-    JSON ``null`` leaves a field unset, as in Go.
-    """
-    out: dict[str, object] = {}
-    # YAML reaches Go's decoder as JSON with sorted keys: the first error is by key order.
-    for name, value in sorted(body.items()):
-        kind = FIELD_KINDS.get(name)
-        if kind is None or value is None:
-            continue
-        out[name] = _decode(name, kind, value)
-    return out
-
-
-def _decode(path: str, kind: str, value: object) -> object:
-    if kind == "string":
-        if not isinstance(value, str):
-            raise _type_error(value, path, "string")
-        return value
-    if kind == "bool":
-        if not isinstance(value, bool):
-            raise _type_error(value, path, "bool")
-        return value
-    if kind in _INT_RANGE:
-        if isinstance(value, bool) or not isinstance(value, int):
-            if isinstance(value, float) and value.is_integer():
-                value = int(value)
-            else:
-                raise _type_error(value, path, kind)
-        low, high = _INT_RANGE[kind]
-        if not low <= value <= high:
-            raise _type_error(value, path, kind)
-        return value
-    if kind == "float64":
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise _type_error(value, path, "float64")
-        return float(value)
-    if kind == "duration":
-        if not isinstance(value, str):
-            msg = (
-                f"json: cannot unmarshal {_json_kind(value)} into Go struct field "
-                f"KubeletConfiguration.{path} of type string"
-            )
-            raise ConfigError(msg)
-        try:
-            return go_duration_nanos(value)
-        except ValueError as err:
-            raise ConfigError(str(err)) from err
-    if kind.startswith("map[string]"):
-        if not isinstance(value, Mapping):
-            raise _type_error(value, path, kind)
-        inner = kind.removeprefix("map[string]")
-        return {
-            str(key): _decode(f"{path}", inner, item) if item is not None else None
-            for key, item in value.items()
-        }
-    if kind == "[]string":
-        if not isinstance(value, list):
-            raise _type_error(value, path, kind)
-        return [_decode(path, "string", item) for item in value]
-    if kind == "[]object":
-        if not isinstance(value, list):
-            raise _type_error(value, path, "[]" + path)
-        return list(value)
-    if kind == "object":
-        if not isinstance(value, Mapping):
-            raise _type_error(value, path, path)
-        return dict(value)
-    return value
-
 
 # --- defaulting (v1beta1 SetDefaults_KubeletConfiguration, the fields validation reads) ---
 

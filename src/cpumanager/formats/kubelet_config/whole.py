@@ -3,7 +3,8 @@
 The rest of this package reads the fields the resource managers use; the kubelet refuses a
 file for *any* bad field. Its stages over every v1beta1 field, gathered here:
 
-* **decoding** and **defaulting** (``v1beta1.py``: ``decode_fields``, ``defaulted``);
+* **decoding** (``go_decode.py``: ``decode_fields``) and **defaulting** (``v1beta1.py``:
+  ``defaulted``);
 * **feature gates** (``gates.py``: ``gate_error``): ``SetFromMap``'s refusals (an unknown
   gate, a locked gate set to the other value);
 * **validation** (``validation_messages``, here, with its longer sections in ``checks.py``):
@@ -29,7 +30,6 @@ from cpumanager.formats.kubelet_config.checks import (
     go_float,
     go_q,
     go_struct_duration,
-    logging_messages,
     negative,
     pod_logs_messages,
     reserved_memory_messages,
@@ -37,13 +37,15 @@ from cpumanager.formats.kubelet_config.checks import (
     swap_messages,
     taint_messages,
 )
+from cpumanager.formats.kubelet_config.component_checks import logging_messages, tracing_messages
 from cpumanager.formats.kubelet_config.gates import (
     enabled,
     gate_error,
     gate_refusal,
     gates_panic,
 )
-from cpumanager.formats.kubelet_config.v1beta1 import FIELD_KINDS, decode_fields, defaulted
+from cpumanager.formats.kubelet_config.go_decode import decode_fields
+from cpumanager.formats.kubelet_config.v1beta1 import FIELD_KINDS, defaulted
 
 _S = 10**9  # nanoseconds per second
 
@@ -82,6 +84,7 @@ RULE_SOURCES: Final[Mapping[str, tuple[Release, str]]] = {
     "memorySwap": ((1, 22), "gate NodeSwap"),
     "shutdownGracePeriodByPodPriority": ((1, 23), "gate GracefulNodeShutdownBasedOnPodPriority"),
     "memoryThrottlingFactor": ((1, 22), "gate MemoryQoS"),
+    "tracing": ((1, 25), "gate KubeletTracing"),
     "enforce-compressible": ((1, 31), "open"),
     "containerLogMaxFiles": ((1, 33), "#129072"),
     "imageMinimumGCAge-negative": ((1, 36), "#135997"),
@@ -294,6 +297,8 @@ def validation_messages(
             f"'{previous}'. Only the previous minor version is allowed"
         )
     errors += logging_messages(kc.get("logging"))
+    if _has("tracing", release):
+        errors += tracing_messages(kc.get("tracing"), gate_on=on("KubeletTracing"))
     factor = kc.get("memoryThrottlingFactor")
     in_range = isinstance(factor, float) and 0 < factor <= 1.0
     if isinstance(factor, float) and _has("memoryThrottlingFactor", release) and not in_range:

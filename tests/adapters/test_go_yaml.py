@@ -1,0 +1,70 @@
+"""YAML read as the kubelet reads it (go-yaml v2 through sigs.k8s.io/yaml), on PyYAML.
+
+Each reading here was found apart from PyYAML's by the differential run against 1.32
+(bench/diff_kubelet_config.py) and measured there; the whole files' texts are in
+tests/formats/kubelet_config/test_document.py.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from cpumanager.adapters.go_yaml import go_resolve, parse_yaml_keeping_duplicates
+from cpumanager.formats.kubelet_config.document import YamlSyntaxError
+
+SCALARS = [
+    ("y", "bool", True),
+    ("Off", "bool", False),
+    ("NO", "bool", False),
+    ("~", "null", None),
+    ("", "null", None),
+    ("0x10", "int", 16),
+    ("017", "int", 15),
+    ("0o17", "int", 15),
+    ("0b101", "int", 5),
+    ("1_000", "int", 1000),
+    ("-0x10", "int", -16),
+    ("9223372036854775808", "int", 2**63),  # a uint64
+    ("1e3", "float", 1000.0),
+    (".5", "float", 0.5),
+    ("5.", "float", 5.0),
+    ("1e400", "str", "1e400"),  # out of float64's range: a string
+    ("0x", "str", "0x"),
+    ("08", "float", 8.0),  # not octal: read as a float
+    ("2001-12-14", "str", "2001-12-14"),
+    ("+", "str", "+"),
+]
+
+
+@pytest.mark.parametrize(("text", "tag", "value"), SCALARS)
+def test_plain_scalars_resolve_as_go_yaml_resolves_them(text: str, tag: str, value: object) -> None:
+    assert go_resolve(text) == (tag, value)
+    assert go_resolve(".inf")[0] == "float"
+    assert math.isinf(float(str(go_resolve(".inf")[1])))
+
+
+def test_keys_become_json_strings_and_repeats_name_the_value_line() -> None:
+    body, repeats = parse_yaml_keeping_duplicates("1: a\ntrue: b\nk:\n  x: 1\nk:\n  x: 2\n")
+    assert body == {"1": "a", "true": "b", "k": {"x": 2}}
+    assert repeats == [("k", 6)]
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("null: x\n", 'unsupported map key of type: %!s(<nil>), key: <nil>, value: "x"'),
+        ("[1, 2]: x\n", "yaml: invalid map key: []interface {}{1, 2}"),
+        ("a: .inf\n", "json: unsupported value: +Inf"),
+    ],
+)
+def test_what_json_cannot_hold_is_refused_with_go_text(text: str, problem: str) -> None:
+    with pytest.raises(YamlSyntaxError) as caught:
+        parse_yaml_keeping_duplicates(text)
+    assert caught.value.detail() == problem
+
+
+def test_a_merge_key_merges_as_go_yaml_does() -> None:
+    body, _ = parse_yaml_keeping_duplicates("m: &m {a: 1}\no:\n  <<: *m\n")
+    assert body == {"m": {"a": 1}, "o": {"a": 1}}  # measured on the drop-in loader
