@@ -13,17 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cpumanager.core.cpuset import CPUSet
-
-
-def _mask(cpus: CPUSet) -> str:
-    bits = cpus.bits
-    words = []
-    while True:
-        words.append(f"{bits & 0xFFFFFFFF:08x}")
-        bits >>= 32
-        if not bits:
-            break
-    return ",".join(reversed(words))
+from tests.adapters.sysfs_tree import hex_mask
 
 
 @dataclass
@@ -79,7 +69,7 @@ def build(
             if cache.id is not None:
                 write(base / "id", f"{cache.id}\n")
             write(base / "shared_cpu_list", cache.shared + "\n")
-            write(base / "shared_cpu_map", _mask(CPUSet.parse(cache.shared)) + "\n")
+            write(base / "shared_cpu_map", hex_mask(cache.shared) + "\n")
     if online is not None:
         write(system / "cpu/online", online + "\n")
     for node, listed in (nodes or {}).items():

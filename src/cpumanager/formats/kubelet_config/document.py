@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from cpumanager.core.versions import Release
 from cpumanager.errors import KubeletConfigInvalidError
-from cpumanager.formats.kubelet_config.go_decode import JsonFloat, JsonInt
+from cpumanager.formats.kubelet_config.go_decode import JsonFloat, JsonInt, json_kind
 from cpumanager.formats.kubelet_config.go_json_syntax import (
     ConstantError,
     constant_problem,
@@ -159,7 +159,7 @@ def _not_an_object(body: object) -> str:
     """The type meta's refusal of a document that is not an object."""
     return (
         "couldn't get version/kind; json parse error: json: cannot unmarshal "
-        f"{_kind_of(body)} into Go value of type struct {{ APIVersion string "
+        f"{json_kind(body)} into Go value of type struct {{ APIVersion string "
         f'"json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }}'
     )
 
@@ -178,18 +178,6 @@ def _float64_overflow(value: object) -> str | None:
         if found is not None:
             return found
     return None
-
-
-def _kind_of(value: object) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def _decode_json(
@@ -249,7 +237,7 @@ def _type_meta(
             if refused is None:
                 refused = (
                     "failed to decode: couldn't get version/kind; json parse error: json: cannot "
-                    f"unmarshal {_kind_of(value)} into Go struct field .{name} of type string"
+                    f"unmarshal {json_kind(value)} into Go struct field .{name} of type string"
                 )
             continue
         found[name] = value

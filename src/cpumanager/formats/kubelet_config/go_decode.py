@@ -26,6 +26,7 @@ from cpumanager.formats.kubelet_config.fields import go_duration_nanos
 from cpumanager.formats.kubelet_config.v1beta1 import FIELD_KINDS
 
 __all__ = [
+    "json_kind",
     "GO_TYPES",
     "STRUCTS",
     "JsonFloat",
@@ -140,7 +141,8 @@ class JsonFloat(float):
         return made
 
 
-def _json_kind(value: object) -> str:
+def json_kind(value: object) -> str:
+    """The JSON kind Go's decoder names in a type error (``cannot unmarshal <kind> into``)."""
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int | float):
@@ -196,7 +198,7 @@ class _Decoding:
 
 
 def _mismatch_text(value: object, struct: str, path: str, go_type: str) -> str:
-    kind = _json_kind(value)
+    kind = json_kind(value)
     basic = NAMED.get(go_type, go_type)
     if kind == "number" and basic in ("int32", "int64", "uint32", "float64"):
         assert isinstance(value, int | float)
@@ -278,7 +280,7 @@ def _duration(struct: str, path: str, value: object, *, pointer: bool) -> object
             return None
         value = ""
     if not isinstance(value, str):
-        kind = _json_kind(value)
+        kind = json_kind(value)
         msg = f"json: cannot unmarshal {kind} into Go struct field {struct}.{path} of type string"
         raise ConfigError(msg)
     try:
@@ -295,7 +297,7 @@ def _flush_frequency(struct: str, path: str, value: object) -> object:
     number = _go_integer(value)
     if number is not None and -(2**63) <= number < 2**63:
         return number
-    kind = _json_kind(value)
+    kind = json_kind(value)
     if isinstance(value, int | float) and not isinstance(value, bool):
         raw = go_json_number(value)
         kind = f"number {raw}"

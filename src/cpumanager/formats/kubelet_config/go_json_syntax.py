@@ -11,6 +11,8 @@ object key string``, ``... after object key:value pair``, ``... in string litera
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 __all__ = ["ConstantError", "constant_problem", "go_json_syntax", "no_constant"]
 
 
@@ -37,6 +39,14 @@ def constant_problem(text: str, name: str) -> str:
 
 def _outside_strings(text: str, word: str) -> int:
     """Where ``word`` first appears outside a JSON string, or -1."""
+    for index, char in _structure(text):
+        if char == word[0] and text.startswith(word, index):
+            return index
+    return -1
+
+
+def _structure(text: str) -> Iterator[tuple[int, str]]:
+    """Each character of ``text`` outside JSON strings (quotes included), with its index."""
     in_string = escaped = False
     for index, char in enumerate(text):
         if in_string:
@@ -48,9 +58,8 @@ def _outside_strings(text: str, word: str) -> int:
                 in_string = False
         elif char == '"':
             in_string = True
-        elif text.startswith(word, index):
-            return index
-    return -1
+        else:
+            yield index, char
 
 
 def go_json_syntax(text: str, err: ValueError) -> str:
@@ -143,18 +152,8 @@ def _go_quote_char(char: str) -> str:
 def _innermost(prefix: str) -> str:
     """The innermost open bracket (``[`` or ``{``) at the end of ``prefix``, strings skipped."""
     stack: list[str] = []
-    in_string = escaped = False
-    for char in prefix:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
+    for _index, char in _structure(prefix):
+        if char in "[{":
             stack.append(char)
         elif char in "]}" and stack:
             stack.pop()
