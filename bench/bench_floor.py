@@ -107,6 +107,28 @@ def _device_builder(checkpoint: device_model.DeviceManagerCheckpoint) -> Callabl
     return build
 
 
+def _decode_row(
+    go: dict[str, Any],
+    row: str,
+    *,
+    label: str,
+    size: int,
+    data: bytes,
+    spew: str,
+    build: Callable[[], object],
+) -> float:
+    """Print a decode row's unavoidable parts (scan, FNV of the go-spew text, the returned
+    objects); returns the FNV time (the encode row uses it too)."""
+    parse = _us(lambda: orjson.loads(data))
+    text = spew.encode()
+    fnv = _us(lambda: fnv1a_32(text))
+    objects = _us(build)
+    budget = _go(go, f"{row} decode {size}") / 2
+    parts = {"parse": parse, "fnv": fnv, "objects": objects}
+    print(_line(f"{label} decode {size}", budget, parts, parse + fnv + objects))
+    return fnv
+
+
 def main() -> None:
     figures = json.loads(FIGURES_PATH.read_text())
     go = figures["issue26_side_by_side_us"]["rows"]
@@ -125,14 +147,10 @@ def main() -> None:
 
     for size in (10, 100, 1000):
         checkpoint = make_memory(size)
-        data = _encode_memory(checkpoint)
-        spew = (memory_fast.spew_memory(checkpoint) or "").encode()
-        parse = _us(lambda d=data: orjson.loads(d))
-        fnv = _us(lambda s=spew: fnv1a_32(s))
-        build = _us(_memory_builder(checkpoint))
-        budget = _go(go, f"memory_manager_state decode {size}") / 2
-        parts = {"parse": parse, "fnv": fnv, "objects": build}
-        print(_line(f"memory decode {size}", budget, parts, parse + fnv + build))
+        spew = memory_fast.spew_memory(checkpoint) or ""
+        fnv = _decode_row(go, "memory_manager_state", label="memory", size=size,
+                          data=_encode_memory(checkpoint), spew=spew,
+                          build=_memory_builder(checkpoint))  # fmt: skip
         spew_text = _us(lambda c=checkpoint: memory_fast.spew_memory(c))
         json_text = _us(lambda c=checkpoint: memory_fast.marshal_memory(c))
         budget = _go(go, f"memory_manager_state encode {size}") / 2
@@ -158,14 +176,10 @@ def main() -> None:
 
     for size in (10, 100):
         checkpoint = make_devices(size)
-        data = _encode_devices(checkpoint)
-        spew = (device_fast.spew_device(checkpoint) or "").encode()
-        parse = _us(lambda d=data: orjson.loads(d))
-        fnv = _us(lambda s=spew: fnv1a_32(s))
-        build = _us(_device_builder(checkpoint))
-        budget = _go(go, f"device checkpoint decode {size}") / 2
-        parts = {"parse": parse, "fnv": fnv, "objects": build}
-        print(_line(f"device decode {size}", budget, parts, parse + fnv + build))
+        spew = device_fast.spew_device(checkpoint) or ""
+        _decode_row(go, "device checkpoint", label="device", size=size,
+                    data=_encode_devices(checkpoint), spew=spew,
+                    build=_device_builder(checkpoint))  # fmt: skip
     print(f"at end: {load_note()}")
 
 
