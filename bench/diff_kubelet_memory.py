@@ -152,31 +152,34 @@ def _reservation(rng: random.Random, machine: Mapping[str, Any]) -> dict[str, An
     per_node = _split(rng, total, len(nodes), unit)
     limits: list[dict[str, int]] = [{"memory": amount} for amount in per_node]
     sizes = sorted({size for n in nodes for size in n["hugepages"]}, key=int)
-    if sizes and rng.random() < 0.05:
+    twist = rng.random()
+    if twist < 0.04 and sizes:
         # hugepages in reservedMemory: the node-allocatable reservation cannot hold them
         # (kubeReserved and systemReserved refuse hugepages), so the kubelet refuses
         size_kb = rng.choice(sizes)
         name = next(k for k, v in PAGE_KB.items() if str(v) == size_kb)
         limits[rng.randrange(len(nodes))][name] = int(size_kb) * 1024
-    twist = rng.random()
-    if twist < 0.06:
+    elif twist < 0.09:
         node = rng.randrange(len(nodes))
         limits[node]["memory"] = limits[node].get("memory", 0) + rng.choice((MI, 64 * MI))
-    elif twist < 0.09:
+    elif twist < 0.12:
         limits.append({"memory": 64 * MI})
         kube_reserved["memory"] = _quantity(kube + 64 * MI)
         reserved = _entries(limits)
         reserved[-1]["numaNode"] = len(nodes) + rng.randint(0, 3)
         return _config(kube_reserved, system_reserved, eviction, reserved)
-    elif twist < 0.11:
+    elif twist < 0.14:
         kube_reserved = {}
         system_reserved = {}
         eviction = "0%"
         limits = [{} for _ in nodes]
-    elif twist < 0.13 and len(nodes) > 1:
-        # everything on one node, which may hold less than that
-        limits = [{} for _ in nodes]
-        limits[0]["memory"] = total
+    elif twist < 0.17:
+        # node 0 reserves more regular memory than it has outside its hugepages
+        pages = sum(int(kb) * 1024 * count for kb, count in nodes[0]["hugepages"].items())
+        extra = nodes[0]["memory"] - pages + rng.choice((0, MI, 64 * MI)) - limits[0]["memory"]
+        if extra > 0:
+            limits[0]["memory"] += extra
+            kube_reserved["memory"] = _quantity(kube + extra)
     return _config(kube_reserved, system_reserved, eviction, _entries(limits))
 
 
@@ -656,11 +659,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--harness", help="the kubelet harness binary")
     parser.add_argument("--answers", help="the harness's answers (JSON lines), already run")
     parser.add_argument("--write-cases", help="write the cases (JSON lines) and stop")
+    parser.add_argument("--cases-file", help="run these cases (JSON lines) instead")
     parser.add_argument("--only", help="run only the case of this name")
     parser.add_argument("--show", type=int, default=20, help="disagreements printed")
     args = parser.parse_args(argv)
     seeds = args.seed or [1]
-    cases = [case for seed in seeds for case in generate(seed, args.cases, pods=args.pods)]
+    if args.cases_file:
+        with open(args.cases_file) as handle:
+            cases = [json.loads(line) for line in handle if line.strip()]
+    else:
+        cases = [case for seed in seeds for case in generate(seed, args.cases, pods=args.pods)]
     if args.only:
         cases = [case for case in cases if case["name"] == args.only]
     if args.write_cases:

@@ -16,6 +16,7 @@ from cpumanager.formats.kubelet_config import (
     parse_go_duration,
     reserved_memory_per_node,
 )
+from cpumanager.formats.kubelet_config.fields import eviction_bytes
 
 STATIC = {"cpuManagerPolicy": "static"}
 
@@ -297,14 +298,48 @@ def test_reserved_memory_unknown_node() -> None:
 
 
 def test_reserved_memory_percentage_eviction_needs_capacity() -> None:
-    config = cfg(
+    # The kubelet's 10% of 10Gi is 1073741840 bytes (float32 arithmetic), not 1Gi: with
+    # kubeReserved 512Mi the reservation must add up to 1610612752 bytes, and "1536Mi"
+    # (what exact arithmetic gives) is refused.
+    exact = cfg(
+        **MEMORY,
+        evictionHard={"memory.available": "10%"},
+        reservedMemory=[{"numaNode": 0, "limits": {"memory": "1610612752"}}],
+    )
+    assert reserved_memory_per_node(exact, (0,), memory_capacity_bytes=10 * 2**30) == {
+        0: {"memory": 1610612752}
+    }
+    with pytest.raises(ConfigError, match="is a percentage"):
+        reserved_memory_per_node(exact, (0,))
+    rounded = cfg(
         **MEMORY,
         evictionHard={"memory.available": "10%"},
         reservedMemory=[{"numaNode": 0, "limits": {"memory": "1536Mi"}}],
     )
-    assert reserved_memory_per_node(config, (0,), memory_capacity_bytes=10 * 2**30)
-    with pytest.raises(ConfigError, match="is a percentage"):
-        reserved_memory_per_node(config, (0,))
+    with pytest.raises(ConfigError, match='"1536Mi" of type "memory" is not equal'):
+        reserved_memory_per_node(rounded, (0,), memory_capacity_bytes=10 * 2**30)
+
+
+# The kubelet's GetThresholdQuantity, measured with Go: float32(percent) / 100 in float32,
+# times the capacity in float64, truncated.
+@pytest.mark.parametrize(
+    ("threshold", "capacity", "kubelet"),
+    [
+        ("10%", 10 * 2**30, 1073741840),
+        ("5%", 128 * 2**30, 6871947776),
+        ("2.5%", 10 * 2**30, 268435460),
+        ("2.5%", 7 * 2**30, 187904822),
+        ("7.3%", 12 * 2**30, 940597824),
+        ("33.3%", 10 * 2**30, 3575560320),
+        ("0.5%", 128 * 2**30, 687194752),
+        ("0%", 10 * 2**30, 0),
+        ("100%", 10 * 2**30, 0),  # ignored by the kubelet's parser, as 0% is
+    ],
+)
+def test_percentage_eviction_is_the_kubelets_arithmetic(
+    threshold: str, capacity: int, kubelet: int
+) -> None:
+    assert eviction_bytes(threshold, capacity) == kubelet
 
 
 def test_hugepages_reservation_must_match_too() -> None:

@@ -332,3 +332,20 @@ def test_finished_init_containers_give_their_memory_back_when_the_next_one_start
     assert c.node.placement(p, app).exclusive
     c.node.remove_pod(p.uid, container_ids=[ContainerID("id-app")], reclaim=False)
     assert not c.node.placement(p, app).exclusive
+
+
+def test_a_percentage_eviction_threshold_is_taken_from_the_machines_memory() -> None:
+    # Found by bench/diff_kubelet_memory.py: the kubelet computes 5% of the machine's
+    # 128Gi as 6871947776 bytes (float32 arithmetic) and starts with reservedMemory adding
+    # up to that plus kubeReserved; we refused to start ("is a percentage").
+    fields = {
+        "memoryManagerPolicy": "Static",
+        "kubeReserved": {"memory": "512Mi"},
+        "evictionHard": {"memory.available": "5%"},
+        "reservedMemory": [{"numaNode": 1, "limits": {"memory": "7408818688"}}],
+    }
+    c = Cluster("single-numa-node", **fields)
+    memory = c.node.snapshot().memory
+    assert memory is not None
+    assert memory.nodes[1].tables["memory"].system_reserved == 6871947776 + 512 * 2**20
+    assert c.admit(pod("p", container("app", "1", memory="2Gi"))).admitted

@@ -189,7 +189,10 @@ class Node:
         device_state = state.devices if state is not None else None
         if kubelet.memory_manager_policy == "Static":
             if memory_state is None:
-                reserved = reserved_memory_per_node(kubelet, numa_ids)
+                sizes = resources.memory or {n.id: n.memory_bytes or 0 for n in topology.numa_nodes}
+                reserved = reserved_memory_per_node(
+                    kubelet, numa_ids, memory_capacity_bytes=sum(sizes.values())
+                )
                 if resources.memory is not None:
                     memory_state = MemoryState.create(
                         resources.memory, hugepages=resources.hugepages, system_reserved=reserved

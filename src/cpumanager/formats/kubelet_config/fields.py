@@ -8,6 +8,7 @@ a wrong type is a decoding error for the kubelet too, so it stops at the first o
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Mapping
 from fractions import Fraction
 from types import MappingProxyType
@@ -303,6 +304,11 @@ def reservation(body: Mapping[str, object], key: str) -> Mapping[str, Fraction]:
     return MappingProxyType(out)
 
 
+def _float32(value: float) -> float:
+    """``value`` rounded to the nearest float32, as Go's float32 conversion does."""
+    return float(struct.unpack("f", struct.pack("f", value))[0])
+
+
 def eviction_hard(body: Mapping[str, object], default: Mapping[str, str]) -> Mapping[str, str]:
     raw = body.get("evictionHard")
     if raw is None:
@@ -316,18 +322,27 @@ def eviction_hard(body: Mapping[str, object], default: Mapping[str, str]) -> Map
 
 
 def eviction_bytes(threshold: str, capacity: int | None) -> Fraction:
-    """The bytes a ``memory.available`` threshold holds back (a percentage needs capacity)."""
+    """The bytes a ``memory.available`` threshold holds back (a percentage needs capacity).
+
+    A percentage is the kubelet's ``GetThresholdQuantity``: the text read as a float32,
+    divided by 100 in float32, times the capacity in float64, truncated; ``0%`` and
+    ``100%`` are ignored (no threshold), as its parser ignores them.
+    """
     if threshold.endswith("%"):
+        if threshold in ("0%", "100%"):
+            return Fraction(0)
         try:
-            percent = Fraction(threshold[:-1])
-        except ValueError:
+            percent = _float32(_float32(float(threshold.rstrip("%"))) / 100)
+        except (ValueError, OverflowError):
             fail(f"evictionHard.memory.available: {threshold!r} is not a percentage")
         if capacity is None:
             fail(
                 "evictionHard.memory.available is a percentage; the machine's memory size is "
                 "needed to check reservedMemory"
             )
-        return Fraction(math.ceil(percent * capacity / 100))
+        if not math.isfinite(percent):
+            fail(f"evictionHard.memory.available: {threshold!r} is not a percentage")
+        return Fraction(int(float(capacity) * percent))
     return quantity(threshold, "evictionHard.memory.available")
 
 
