@@ -349,3 +349,31 @@ def test_a_percentage_eviction_threshold_is_taken_from_the_machines_memory() -> 
     assert memory is not None
     assert memory.nodes[1].tables["memory"].system_reserved == 6871947776 + 512 * 2**20
     assert c.admit(pod("p", container("app", "1", memory="2Gi"))).admitted
+
+
+def test_memory_of_a_gone_pod_stays_until_the_memory_manager_is_asked() -> None:
+    # Found by bench/diff_kubelet_memory.py (none policy): the kubelet's memory manager
+    # removes stale state when it gives hints or allocates; a pod that the CPU manager
+    # refuses first never reaches it, so the gone pod's memory is still held after that.
+    c = Cluster("none", **MEMORY)
+    gone = pod("gone", container("app", "1", memory="2Gi"))
+    assert c.admit(gone).admitted
+    c.pods.remove(gone)
+    refused = c.admit(pod("big", container("app", "20", memory="1Gi")))
+    assert not refused.admitted
+    assert "not enough cpus" in refused.message
+    assert gone.key(ContainerName("app")) in memory_blocks(c.node)
+    assert c.admit(pod("small", container("app", "1", memory="1Gi"))).admitted
+    assert gone.key(ContainerName("app")) not in memory_blocks(c.node)
+
+
+def test_removing_a_started_container_by_id_frees_its_memory_at_once() -> None:
+    # The memory manager's RemoveContainer, as the CPU manager's: by the id AddContainer
+    # recorded, without waiting for stale-state removal.
+    c = Cluster("single-numa-node", **MEMORY)
+    p = pod("p", container("app", "1", memory="2Gi"))
+    assert c.admit(p).admitted
+    c.node.container_started(p, p.containers[0], ContainerID("id-app"))
+    c.pods.remove(p)
+    c.node.remove_pod(p.uid, container_ids=[ContainerID("id-app")], reclaim=False)
+    assert not memory_blocks(c.node)

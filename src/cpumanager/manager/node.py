@@ -206,6 +206,7 @@ class Node:
                 self._topology_manager.get_affinity,
                 implicit=len(memory_state.nodes) > IMPLICIT_AFTER,
                 pod_level_resources=kubelet.feature_gate("PodLevelResources", default=True),
+                active=self._active_uids,
             )
             providers.append(self._memory)
         if resources.devices or device_state is not None:
@@ -285,6 +286,7 @@ class Node:
                 twin._topology_manager.get_affinity,
                 implicit=self._memory.implicit,
                 pod_level_resources=self._memory.pod_level_resources,
+                active=twin._active_uids,
             )
             providers.append(twin._memory)
         if self._devices is not None:
@@ -335,7 +337,7 @@ class Node:
         same.
         """
         self._check_running()
-        self._retain_active()
+        self._retain_active(memory=False)  # the memory provider removes its own, when asked
         return self._topology_manager.admit(pod, explain=explain)
 
     def container_started(self, pod: Pod, container: Container, container_id: ContainerID) -> None:
@@ -355,8 +357,9 @@ class Node:
     ) -> None:
         """The pod's containers stopped and it is no longer active: the one removal sequence.
 
-        1. CPUs of the containers named in ``container_ids`` are released (the kubelet's
-           RemoveContainer; unknown ids are ignored);
+        1. CPUs and memory of the containers named in ``container_ids`` are released (the
+           kubelet's RemoveContainer on the CPU and memory managers; unknown ids are
+           ignored);
         2. with ``reclaim``, stale-state removal runs at once: CPUs, memory and devices of
            every pod that is not active go back (without it, they go at the next admission,
            reconcile or start, as when the managers are not told);
@@ -364,7 +367,10 @@ class Node:
         """
         self._check_running()
         for container_id in container_ids:
+            key = self._cpu_manager.container_map.container_ref(container_id)
             self._cpu_manager.remove_container(container_id)
+            if key is not None and self._memory is not None:
+                self._memory.remove_container(key)
         if reclaim:
             self.remove_stale_state()
         self._topology_manager.remove_pod(pod_uid)
@@ -380,14 +386,17 @@ class Node:
         self._check_running()
         return self._cpu_manager.reconcile(runtime, statuses)
 
-    def _retain_active(self) -> None:
-        """Free device and memory holdings of pods that are no longer active."""
-        if self._devices is None and self._memory is None:
+    def _active_uids(self) -> list[PodUID]:
+        return [pod.uid for pod in self._active_pods()]
+
+    def _retain_active(self, *, memory: bool = True) -> None:
+        """Free device (and, with ``memory``, memory) holdings of pods no longer active."""
+        if self._devices is None and (self._memory is None or not memory):
             return
-        active = [pod.uid for pod in self._active_pods()]
+        active = self._active_uids()
         if self._devices is not None:
             self._devices.retain(active)
-        if self._memory is not None:
+        if self._memory is not None and memory:
             self._memory.retain(active)
 
     # --- queries ------------------------------------------------------------------------
