@@ -87,7 +87,7 @@ def _split(rng: random.Random, total: int, parts: int, unit: int) -> list[int]:
 
 
 def _machine(rng: random.Random) -> dict[str, Any]:
-    numa = rng.choice((1, 1, 2, 2, 2, 3, 4, 4, 6, 8))
+    numa = rng.choice((1, 1, 2, 2, 2, 3, 4, 4, 6, 8, 8)) if rng.random() < 0.97 else 9
     cpuless = rng.choice((0, 0, 0, 0, 1)) if numa >= 2 else 0
     with_cpus = numa - cpuless
     cores_per_node = rng.choice((1, 2, 2))
@@ -298,7 +298,7 @@ def generate_case(rng: random.Random, name: str, *, pods: int) -> dict[str, Any]
         "reservedCPUs": "0" if cpu_policy == "static" else "",
         "topologyPolicy": rng.choice(("none", "best-effort", "restricted", "single-numa-node")),
         "topologyScope": rng.choice(("container", "pod")),
-        "topologyOptions": {},
+        "topologyOptions": ({"max-allowable-numa-nodes": "9"} if len(machine["numa"]) > 8 else {}),
         "memoryPolicy": "Static",
         **_reservation(rng, machine),
         "ops": ops,
@@ -345,6 +345,8 @@ def _kubelet_config(case: Mapping[str, Any]) -> KubeletConfig:
         "evictionHard": case["evictionHard"],
         "reservedMemory": case["reservedMemory"],
     }
+    if case["topologyOptions"]:
+        raw["topologyManagerPolicyOptions"] = case["topologyOptions"]
     if case["reservedCPUs"]:
         raw["reservedSystemCPUs"] = case["reservedCPUs"]
     for key in ("kubeReserved", "systemReserved"):
