@@ -72,10 +72,22 @@ PAGE_KB = {"hugepages-2Mi": 2048, "hugepages-1Gi": 1048576}
 
 
 def _quantity(amount: int) -> str:
-    for suffix, size in (("Gi", GI), ("Mi", MI), ("Ki", 1024)):
+    for suffix, size in (("Gi", GI), ("Mi", MI), ("Ki", 1024), ("M", 10**6), ("k", 1000)):
         if amount and amount % size == 0:
             return f"{amount // size}{suffix}"
     return str(amount)
+
+
+def _written(rng: random.Random, amount: int) -> str:
+    """``amount`` as a manifest may write it: binary, decimal, fractional or plain bytes."""
+    pick = rng.random()
+    if pick < 0.1:
+        return str(amount)
+    if pick < 0.2 and amount % (GI // 4) == 0:
+        return f"{amount / GI}Gi"
+    if pick < 0.3 and amount % 10**6 == 0:
+        return f"{amount // 10**6}M"
+    return _quantity(amount)
 
 
 def _split(rng: random.Random, total: int, parts: int, unit: int) -> list[int]:
@@ -137,8 +149,9 @@ def _reservation(rng: random.Random, machine: Mapping[str, Any]) -> dict[str, An
     """kubeReserved / systemReserved / evictionHard and a reservedMemory that adds up (or,
     now and then, one the kubelet refuses)."""
     nodes = machine["numa"]
-    kube = rng.randint(1, 8) * 64 * MI
-    system = rng.choice((0, 0, rng.randint(1, 4) * 64 * MI))
+    decimal = rng.random() < 0.25  # "500M" rather than "512Mi"
+    kube = rng.randint(1, 8) * (50 * 10**6 if decimal else 64 * MI)
+    system = rng.choice((0, 0, rng.randint(1, 4) * (50 * 10**6 if decimal else 64 * MI)))
     eviction = rng.choice(("100Mi", "100Mi", "200Mi", "0%", "1%", "5%", "2.5%"))
     capacity = sum(n["memory"] for n in nodes)
     if eviction.endswith("%"):
@@ -184,10 +197,12 @@ def _reservation(rng: random.Random, machine: Mapping[str, Any]) -> dict[str, An
 
 
 def _entries(limits: Sequence[Mapping[str, int]]) -> list[dict[str, Any]]:
+    """reservedMemory entries; zero amounts left out (the kubelet's configuration
+    validation refuses them before the memory manager is built)."""
     return [
-        {"numaNode": node, "limits": {k: _quantity(v) for k, v in sorted(amounts.items())}}
+        {"numaNode": node, "limits": {k: _quantity(v) for k, v in sorted(amounts.items()) if v}}
         for node, amounts in enumerate(limits)
-        if amounts and any(amounts.values())
+        if any(amounts.values())
     ]
 
 
@@ -215,6 +230,8 @@ class _PodMaker:
 
     def memory(self) -> int:
         pick = self.rng.random()
+        if pick < 0.1:
+            return self.rng.randint(1, 800) * 10**6
         if pick < 0.6:
             return self.rng.randint(1, 12) * 64 * MI
         if pick < 0.88:
@@ -224,14 +241,14 @@ class _PodMaker:
     def resources(self, qos: str, *, init: bool = False) -> dict[str, Any]:
         cpu = self.rng.choice(("100m", "250m", "500m", "1", "1", "2"))
         memory = self.memory() // (2 if init and self.rng.random() < 0.5 else 1)
-        requests: dict[str, str] = {"cpu": cpu, "memory": _quantity(memory)}
+        requests: dict[str, str] = {"cpu": cpu, "memory": _written(self.rng, memory)}
         for size in self.page_sizes:
             if self.rng.random() < 0.4:
                 unit = PAGE_KB[size] * 1024
                 requests[size] = _quantity(unit * self.rng.randint(1, 64 if unit == 2 * MI else 2))
         limits = dict(requests)
         if qos == "burstable":
-            limits["memory"] = _quantity(memory * 2)
+            limits["memory"] = _written(self.rng, memory * 2)
             if self.rng.random() < 0.5:
                 del limits["cpu"]
         if qos == "besteffort":
