@@ -342,6 +342,42 @@ def test_percentage_eviction_is_the_kubelets_arithmetic(
     assert eviction_bytes(threshold, capacity) == kubelet
 
 
+# The kubelet's refusals, measured with its memory manager (v1.32): each total is printed in
+# the Quantity format it keeps (the last reservation's; the node-allocatable reservation's
+# first non-zero term's), e.g. "550M" rather than 550000000 bytes.
+@pytest.mark.parametrize(
+    ("fields", "reserved", "kubelet"),
+    [
+        ({"kubeReserved": {"memory": "500M"}, "evictionHard": {"memory.available": "0%"}},
+         [(0, "400M"), (1, "150M")], ('"550M"', '"500M"')),
+        ({"kubeReserved": {"memory": "500M"}, "evictionHard": {"memory.available": "100Mi"}},
+         [(0, "500M")], ('"500M"', '"604857600"')),
+        ({"kubeReserved": {"memory": "1G"}, "systemReserved": {"memory": "500M"},
+          "evictionHard": {"memory.available": "0%"}}, [(0, "1G")], ('"1G"', '"1500M"')),
+        ({"kubeReserved": {"memory": "1Gi"}, "evictionHard": {"memory.available": "0%"}},
+         [(0, "1000Mi")], ('"1000Mi"', '"1Gi"')),
+        ({"kubeReserved": {"memory": "1Gi"}, "evictionHard": {"memory.available": "0%"}},
+         [(0, "1024Mi"), (1, "1Ki")], ('"1048577Ki"', '"1Gi"')),
+        ({"kubeReserved": {"memory": "1.5Gi"}, "evictionHard": {"memory.available": "0%"}},
+         [(0, "1G")], ('"1G"', '"1536Mi"')),
+        ({"kubeReserved": {"memory": "1001k"}, "evictionHard": {"memory.available": "0%"}},
+         [(0, "1M")], ('"1M"', '"1001k"')),
+    ],
+)  # fmt: skip
+def test_reserved_memory_refusal_prints_the_kubelets_quantities(
+    fields: dict[str, Any], reserved: list[tuple[int, str]], kubelet: tuple[str, str]
+) -> None:
+    entries = [{"numaNode": node, "limits": {"memory": amount}} for node, amount in reserved]
+    config = cfg(memoryManagerPolicy="Static", reservedMemory=entries, **fields)
+    have, want = kubelet
+    expected = (
+        f'^the total amount {have} of type "memory" is not equal to the value {want} '
+        "determined by Node Allocatable feature;"
+    )
+    with pytest.raises(ConfigError, match=expected):
+        reserved_memory_per_node(config, (0, 1))
+
+
 def test_hugepages_reservation_must_match_too() -> None:
     config = cfg(
         memoryManagerPolicy="Static",

@@ -28,6 +28,8 @@ __all__ = [
     "fail",
     "feature_gates",
     "format_bytes",
+    "go_quantity_text",
+    "quantity_format",
     "format_go_duration",
     "go_duration_nanos",
     "int_field",
@@ -374,6 +376,48 @@ def feature_gates(body: Mapping[str, object]) -> Mapping[str, bool]:
             fail(f"featureGates.{name}: expected true or false, got {value!r}")
         out[name] = value
     return MappingProxyType(out)
+
+
+_BINARY_SUFFIXES = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+_DECIMAL_SUFFIXES = {0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
+
+
+def quantity_format(text: object) -> str:
+    """The format Go's ``resource.ParseQuantity`` gives ``text``: ``BinarySI`` (Ki .. Ei),
+    ``DecimalExponent`` (1e9) or ``DecimalSI`` (k, M, G, .., or none; a YAML number too)."""
+    if not isinstance(text, str):
+        return "DecimalSI"
+    body = text.strip().rstrip("0123456789").rstrip("+-")
+    if body.endswith(_BINARY_SUFFIXES):
+        return "BinarySI"
+    if body.endswith(("e", "E")) and body != text.strip():
+        return "DecimalExponent"
+    return "DecimalSI"
+
+
+def go_quantity_text(amount: int, fmt: str) -> str:
+    """A whole number of bytes as Go's ``Quantity.String`` prints it in format ``fmt``
+    (``BinarySI``: base-1024 suffixes when exact, plain below 1024; ``DecimalSI``: the
+    largest k/M/G/.. power of 1000 that divides it; ``DecimalExponent``: ``e3``, ``e6``..)."""
+    if amount == 0:
+        return "0"
+    if fmt == "BinarySI" and abs(amount) >= 1024:
+        mantissa, power = amount, 0
+        while power < len(_BINARY_SUFFIXES) and mantissa % 1024 == 0:
+            mantissa //= 1024
+            power += 1
+        return f"{mantissa}{_BINARY_SUFFIXES[power - 1] if power else ''}"
+    mantissa, exponent = amount, 0
+    while mantissa % 10 == 0:
+        mantissa //= 10
+        exponent += 1
+    mantissa *= 10 ** (exponent % 3)
+    exponent -= exponent % 3
+    if fmt == "DecimalExponent":
+        return f"{mantissa}e{exponent}" if exponent else str(mantissa)
+    if exponent > 18:
+        mantissa, exponent = mantissa * 10 ** (exponent - 18), 18
+    return f"{mantissa}{_DECIMAL_SUFFIXES[exponent]}"
 
 
 def format_bytes(amount: Fraction | int) -> str:
