@@ -46,22 +46,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cpumanager.adapters.memory_store import InMemoryStore
-from cpumanager.checkpoint.memory.codec import encode_memory, with_fresh_checksum
+from cpumanager.checkpoint.memory.codec import decode_memory, encode_memory, with_fresh_checksum
 from cpumanager.checkpoint.memory.model import (
     Block,
     MemoryManagerCheckpoint,
     NUMANodeState,
 )
 from cpumanager.checkpoint.memory.model import MemoryTable as CheckpointTable
+from cpumanager.checkpoint.memory.restore import default_machine_state, validate_memory_state
 from cpumanager.core import versions
-from cpumanager.core.ids import ContainerID
+from cpumanager.core.ids import ContainerID, ContainerName, PodUID
 from cpumanager.core.memory import MemoryState
 from cpumanager.core.workload import Pod
 from cpumanager.errors import CpuManagerError
-from cpumanager.formats.kubelet_config import KubeletConfig
+from cpumanager.formats.kubelet_config import KubeletConfig, reserved_memory_per_node
 from cpumanager.formats.machine_format import topology_from_dict
 from cpumanager.formats.manifest import pod_from_manifest
-from cpumanager.manager.node import Node, NodeResources
+from cpumanager.manager.node import Node, NodeResources, NodeState
 
 MI = 2**20
 GI = 2**30
@@ -307,6 +308,11 @@ def generate_case(rng: random.Random, name: str, *, pods: int) -> dict[str, Any]
             gone = rng.choice(sorted(live))
             del live[gone]
             ops.append({"op": "remove", "uid": gone})
+        if rng.random() < 0.05:
+            restart: dict[str, Any] = {"op": "restart"}
+            if rng.random() < 0.35:
+                restart["config"] = _reservation(rng, machine)  # a new reservation
+            ops.append(restart)
     return {
         "name": name,
         "machine": machine,
@@ -401,14 +407,65 @@ def _b64(data: bytes | None) -> str:
     return "" if data is None else base64.b64encode(data).decode()
 
 
+def _admit(node: Node, pod: Pod, active: list[Pod]) -> dict[str, Any]:
+    """One admission (the pod active while admitted, dropped when refused), answered as
+    the harness answers it."""
+    if pod not in active:
+        active.append(pod)
+    verdict = node.admit(pod, explain=False)
+    if not verdict.admitted:
+        active.remove(pod)
+    memory = node.snapshot().memory
+    assert memory is not None
+    blocks: dict[str, list[dict[str, Any]]] = {}
+    cpus: dict[str, str] = {}
+    for container in pod.all_containers():
+        held = memory.blocks.get(pod.key(container.name))
+        if held is not None:
+            blocks[container.name] = [
+                {"numaAffinity": list(b.numa_affinity), "type": b.resource, "size": b.size}
+                for b in held
+            ]
+        cpus[container.name] = str(node.placement(pod, container).cpus)
+    return {
+        "op": "admit",
+        "uid": pod.uid,
+        "admitted": verdict.admitted,
+        "reason": verdict.reason,
+        "message": verdict.message,
+        "blocks": blocks,
+        "cpus": cpus,
+    }
+
+
+def _memory_bytes(node: Node) -> str:
+    state = node.snapshot().memory
+    assert state is not None
+    return _b64(encode_memory(with_fresh_checksum(memory_checkpoint(state))))
+
+
+def _restore_refusal(case: Mapping[str, Any], kubelet: KubeletConfig, data: bytes) -> str:
+    """The memory manager's Start over the checkpoint a restart finds ("" when it starts)."""
+    machine = case["machine"]
+    resources = _resources(machine)
+    memory = resources.memory or {}
+    reserved = reserved_memory_per_node(
+        kubelet, tuple(sorted(memory)), memory_capacity_bytes=sum(memory.values())
+    )
+    default = default_machine_state(memory, hugepages=resources.hugepages, system_reserved=reserved)
+    refusals = validate_memory_state(decode_memory(data, source="restart"), default)
+    return refusals[0] if refusals else ""
+
+
 def run_ours(case: Mapping[str, Any]) -> dict[str, Any]:
     """The case through our Node, answered in the harness's shape."""
     answer: dict[str, Any] = {"name": case["name"], "start_error": "", "ops": []}
     store = InMemoryStore()
     active: list[Pod] = []
+    topology = _topology(case["machine"])
     try:
         node = Node(
-            topology=_topology(case["machine"]),
+            topology=topology,
             kubelet=_kubelet_config(case),
             store=store,
             resources=_resources(case["machine"]),
@@ -418,37 +475,14 @@ def run_ours(case: Mapping[str, Any]) -> dict[str, Any]:
         answer["start_error"] = str(err)
         return answer
     pods: dict[str, Pod] = {}
-    started: dict[str, list[ContainerID]] = {}
-
-    def memory_bytes() -> str:
-        state = node.snapshot().memory
-        assert state is not None
-        return _b64(encode_memory(with_fresh_checksum(memory_checkpoint(state))))
-
+    started: dict[PodUID, list[ContainerID]] = {}
+    now = dict(case)
     for op in case["ops"]:
         result: dict[str, Any] = {"op": op["op"], "uid": op.get("uid", ""), "admitted": False}
         if op["op"] == "admit":
             pod = pod_from_manifest(op["pod"])
             pods[pod.uid] = pod
-            result["uid"] = pod.uid
-            active.append(pod)
-            verdict = node.admit(pod, explain=False)
-            result.update(admitted=verdict.admitted, reason=verdict.reason, message=verdict.message)
-            if not verdict.admitted:
-                active.remove(pod)
-            memory = node.snapshot().memory
-            assert memory is not None
-            blocks: dict[str, list[dict[str, Any]]] = {}
-            cpus: dict[str, str] = {}
-            for container in pod.all_containers():
-                held = memory.blocks.get(pod.key(container.name))
-                if held is not None:
-                    blocks[container.name] = [
-                        {"numaAffinity": list(b.numa_affinity), "type": b.resource, "size": b.size}
-                        for b in held
-                    ]
-                cpus[container.name] = str(node.placement(pod, container).cpus)
-            result.update(blocks=blocks, cpus=cpus)
+            result = _admit(node, pod, active)
         elif op["op"] == "start":
             pod = pods[op["uid"]]
             if pod not in active:  # a rejected pod never starts
@@ -463,13 +497,58 @@ def run_ours(case: Mapping[str, Any]) -> dict[str, Any]:
             if pod in active:
                 active.remove(pod)
             node.remove_pod(pod.uid, container_ids=started.pop(pod.uid, []), reclaim=False)
-        result["memory_state"] = memory_bytes()
+        elif op["op"] == "restart":
+            # a new kubelet over the same state (the configuration changed as the operation
+            # says); every active pod is admitted again, in order
+            now.update(op.get("config") or {})
+            saved = node.stop()
+            memory_file = base64.b64decode(_memory_bytes_of(saved))
+            running = [
+                (cid, uid, ContainerName(cid.removeprefix(f"{uid}-")))
+                for uid, ids in started.items()
+                for cid in ids
+            ]
+            try:
+                kubelet = _kubelet_config(now)
+                node = Node(
+                    topology=topology,
+                    kubelet=kubelet,
+                    store=store,
+                    resources=_resources(case["machine"]),
+                    state=saved,
+                )
+                node.start(active_pods=lambda: list(active), running_containers=running)
+                refusal = _restore_refusal(now, kubelet, memory_file)
+            except CpuManagerError as err:
+                refusal = str(err)
+            if refusal:
+                result["start_error"] = refusal
+                result["memory_state"] = _b64(memory_file)
+                result["cpu_state"] = _b64(store.data)
+                answer["ops"].append(result)
+                answer["memory_state"] = result["memory_state"]
+                answer["cpu_state"] = result["cpu_state"]
+                return answer
+            readmitted = []
+            known = active.copy()  # a refused pod leaves ``active`` during the loop
+            for pod in known:
+                again = _admit(node, pod, active)
+                again["memory_state"] = _memory_bytes(node)
+                again["cpu_state"] = _b64(store.data)
+                readmitted.append(again)
+            result["readmitted"] = readmitted
+        result["memory_state"] = _memory_bytes(node)
         result["cpu_state"] = _b64(store.data)
         answer["ops"].append(result)
     node.remove_stale_state()
-    answer["memory_state"] = memory_bytes()
+    answer["memory_state"] = _memory_bytes(node)
     answer["cpu_state"] = _b64(store.data)
     return answer
+
+
+def _memory_bytes_of(state: NodeState) -> str:
+    assert state.memory is not None
+    return _b64(encode_memory(with_fresh_checksum(memory_checkpoint(state.memory))))
 
 
 # --- comparison ---------------------------------------------------------------------------
@@ -578,6 +657,8 @@ class Tally:
     guaranteed_blocks: int = 0
     block_order_only: int = 0
     equivalent: int = 0
+    restarts: int = 0
+    restart_refusals: int = 0
     disagreements: list[str] = field(default_factory=list)
     reasons: dict[str, int] = field(default_factory=dict)
 
@@ -589,8 +670,6 @@ def _compare_memory(theirs_b64: str, ours_b64: str, where: str, tally: Tally) ->
     ours_doc = _decoded(ours_b64)
     if theirs is None or ours_doc is None:
         return f"{where}: memory_manager_state present on one side only"
-    from cpumanager.checkpoint.memory.codec import decode_memory
-
     ours = decode_memory(base64.b64decode(ours_b64), source="ours")
     again = _in_their_order(ours, theirs)
     if again is not None and again == base64.b64decode(theirs_b64):
@@ -600,6 +679,39 @@ def _compare_memory(theirs_b64: str, ours_b64: str, where: str, tally: Tally) ->
         tally.equivalent += 1
         return ""
     return f"{where}: memory_manager_state differs: {_first_difference(theirs, ours_doc)}"
+
+
+def _compare_admission(
+    where: str, t: Mapping[str, Any], o: Mapping[str, Any], tally: Tally
+) -> list[str]:
+    """The disagreements of one admission: verdict, blocks, CPUs, both checkpoints."""
+    found: list[str] = []
+    tally.pods += 1
+    if t["admitted"]:
+        tally.admitted += 1
+    else:
+        tally.rejected += 1
+        key = f"{t['reason']}: {t['message']}"
+        tally.reasons[key] = tally.reasons.get(key, 0) + 1
+    found += [
+        f"{where}: {key}: kubelet {t.get(key)!r} ours {o.get(key)!r}"
+        for key in ("admitted", "reason", "message")
+        if t.get(key, "") != o.get(key, "")
+    ]
+    tb = {k: sorted(map(_block_key, v)) for k, v in (t.get("blocks") or {}).items()}
+    ob = {k: sorted(map(_block_key, v)) for k, v in (o.get("blocks") or {}).items()}
+    tally.guaranteed_blocks += sum(len(v) for v in tb.values())
+    if tb != ob:
+        found.append(f"{where}: blocks: kubelet {tb} ours {ob}")
+    if (t.get("cpus") or {}) != (o.get("cpus") or {}):
+        found.append(f"{where}: cpus: kubelet {t.get('cpus')} ours {o.get('cpus')}")
+    problem = _compare_memory(t["memory_state"], o["memory_state"], where, tally)
+    if problem:
+        found.append(problem)
+    if t["cpu_state"] != o["cpu_state"]:
+        diff = _first_difference(_decoded(t["cpu_state"]), _decoded(o["cpu_state"]))
+        found.append(f"{where}: cpu_manager_state differs: {diff}")
+    return found
 
 
 def compare(
@@ -622,33 +734,30 @@ def compare(
         return found
     for index, (t, o) in enumerate(zip(theirs["ops"], ours["ops"], strict=True)):
         where = f"{name} op {index} ({t['op']} {t['uid'][:8]})"
+        if t["op"] == "restart":
+            tally.restarts += 1
+            mine, kubelet = o.get("start_error", ""), t.get("start_error", "")
+            if kubelet or mine:
+                tally.restart_refusals += 1
+                if not (kubelet and mine.startswith(kubelet)):
+                    found.append(f"{where}: restart: kubelet {kubelet!r} ours {mine!r}")
+                return found
+            theirs_again, ours_again = t.get("readmitted") or [], o.get("readmitted") or []
+            if len(theirs_again) != len(ours_again):
+                found.append(
+                    f"{where}: pods admitted again: kubelet {len(theirs_again)} "
+                    f"ours {len(ours_again)}"
+                )
+                return found
+            again = list(zip(theirs_again, ours_again, strict=True))
+            for step, (ta, oa) in enumerate(again):
+                found += _compare_admission(f"{where} again {step}", ta, oa, tally)
+                if found:
+                    return found
+            continue
         if t["op"] != "admit":
             continue
-        tally.pods += 1
-        if t["admitted"]:
-            tally.admitted += 1
-        else:
-            tally.rejected += 1
-            key = f"{t['reason']}: {t['message']}"
-            tally.reasons[key] = tally.reasons.get(key, 0) + 1
-        found += [
-            f"{where}: {key}: kubelet {t.get(key)!r} ours {o.get(key)!r}"
-            for key in ("admitted", "reason", "message")
-            if t.get(key, "") != o.get(key, "")
-        ]
-        tb = {k: sorted(map(_block_key, v)) for k, v in (t.get("blocks") or {}).items()}
-        ob = {k: sorted(map(_block_key, v)) for k, v in (o.get("blocks") or {}).items()}
-        tally.guaranteed_blocks += sum(len(v) for v in tb.values())
-        if tb != ob:
-            found.append(f"{where}: blocks: kubelet {tb} ours {ob}")
-        if (t.get("cpus") or {}) != (o.get("cpus") or {}):
-            found.append(f"{where}: cpus: kubelet {t.get('cpus')} ours {o.get('cpus')}")
-        problem = _compare_memory(t["memory_state"], o["memory_state"], where, tally)
-        if problem:
-            found.append(problem)
-        if t["cpu_state"] != o["cpu_state"]:
-            diff = _first_difference(_decoded(t["cpu_state"]), _decoded(o["cpu_state"]))
-            found.append(f"{where}: cpu_manager_state differs: {diff}")
+        found += _compare_admission(where, t, o, tally)
         if found:
             return found  # later ops follow from the first difference
     problem = _compare_memory(theirs["memory_state"], ours["memory_state"], f"{name} end", tally)
@@ -722,6 +831,7 @@ def _report(seeds: Sequence[int], tally: Tally, bad: Sequence[str], show: int) -
           f"rejected), {tally.guaranteed_blocks} memory blocks")  # fmt: skip
     print(f"checkpoints equal once blocks are in the kubelet's order: {tally.block_order_only}; "
           f"equal up to the split within a group: {tally.equivalent}")  # fmt: skip
+    print(f"restarts: {tally.restarts} ({tally.restart_refusals} refused)")
     for reason, count in sorted(tally.reasons.items(), key=lambda kv: -kv[1])[:8]:
         print(f"  {count:5d} x {reason}")
     print(f"disagreeing cases: {len(bad)}")

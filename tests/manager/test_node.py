@@ -377,3 +377,30 @@ def test_removing_a_started_container_by_id_frees_its_memory_at_once() -> None:
     c.pods.remove(p)
     c.node.remove_pod(p.uid, container_ids=[ContainerID("id-app")], reclaim=False)
     assert not memory_blocks(c.node)
+
+
+def test_a_restarted_node_forgets_the_reusable_init_memory() -> None:
+    # Found by bench/diff_kubelet_memory.py: the kubelet keeps the memory an init container
+    # leaves for later containers in its process, not in memory_manager_state; after a
+    # restart, admitting the pod again charges the finished init container's 768Mi in full
+    # (reserved 1280Mi on its node, as the kubelet's checkpoint says), not 512Mi.
+    c = Cluster("best-effort", **MEMORY)
+    init = container("init", "1", memory="768Mi", kind=ContainerKind.INIT)
+    app = container("app", "1", memory="512Mi")
+    p = pod("p", app, init=(init,))
+    assert c.admit(p).admitted
+    for started in (init, app):
+        c.node.container_started(p, started, ContainerID(f"id-{started.name}"))
+    node = Node(
+        topology=c.topology,
+        kubelet=c.config,
+        store=c.store,
+        resources=NodeResources(devices=GPUS),
+        state=c.node.stop(),
+    )
+    node.start(active_pods=lambda: list(c.pods))
+    assert node.admit(p).admitted
+    memory = node.snapshot().memory
+    assert memory is not None
+    where = node.placement(p, app).memory_numa[0]
+    assert memory.nodes[where].tables["memory"].reserved == (768 + 512) * 2**20

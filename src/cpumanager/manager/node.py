@@ -186,6 +186,10 @@ class Node:
         self._memory: MemoryProvider | None = None
         self._devices: DeviceProvider | None = None
         memory_state = state.memory if state is not None else None
+        if memory_state is not None:
+            # a restarted kubelet's memory policy starts with no reusable init memory (it
+            # lives in the process, not in memory_manager_state)
+            memory_state = memory_state.without_reuse()
         device_state = state.devices if state is not None else None
         if kubelet.memory_manager_policy == "Static":
             if memory_state is None:
@@ -259,8 +263,8 @@ class Node:
         ``store`` must already hold this node's CPU state (e.g. a copy of its checkpoint
         bytes): nothing is loaded, validated or saved until the copy changes, because the
         state comes from a node that was built and started. The configuration, policy and
-        merge are shared, the immutable states (CPU, memory, devices) too; the stored hints,
-        container map and init-container reuse are copied. This is what a restart with the
+        merge are shared, the immutable states (CPU, memory, devices) too (memory without the
+        reusable init memory, as a restart); the stored hints and container map are copied. This is what a restart with the
         same state would give (``Node(state=...)`` then ``start``) without its cost, except
         that stored hints survive (a restart forgets them, as the kubelet's does).
         """
@@ -282,7 +286,7 @@ class Node:
         twin._devices = None
         if self._memory is not None:
             twin._memory = MemoryProvider(
-                self._memory.state,
+                self._memory.state.without_reuse(),  # as a restart has it
                 twin._topology_manager.get_affinity,
                 implicit=self._memory.implicit,
                 pod_level_resources=self._memory.pod_level_resources,

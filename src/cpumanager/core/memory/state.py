@@ -18,7 +18,7 @@ mask wrap too. Both are reproduced here, so such a node is offered as the kubele
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from cpumanager.core.bitmask import NUMAMask
@@ -124,6 +124,13 @@ class MemoryState:
                 raise MachineError(msg)
             memory[node.id] = node.memory_bytes
         return cls.create(memory, hugepages=hugepages, system_reserved=system_reserved)
+
+    def without_reuse(self) -> MemoryState:
+        """This state without the admitting pod's reusable memory: what a restarted kubelet
+        has, since that bookkeeping is not in its checkpoint."""
+        if self.reusable_pod is None and not self.reusable:
+            return self
+        return replace(self, reusable_pod=None, reusable=MappingProxyType({}))
 
     # --- queries --------------------------------------------------------------------------
 
