@@ -264,9 +264,10 @@ class Node:
         bytes): nothing is loaded, validated or saved until the copy changes, because the
         state comes from a node that was built and started. The configuration, policy and
         merge are shared, the immutable states (CPU, memory, devices) too (memory without the
-        reusable init memory, as a restart); the stored hints and container map are copied. This is what a restart with the
-        same state would give (``Node(state=...)`` then ``start``) without its cost, except
-        that stored hints survive (a restart forgets them, as the kubelet's does).
+        reusable init memory, as a restart); the stored hints and container map are copied.
+        This is what a restart with the same state would give (``Node(state=...)`` then
+        ``start``) without its cost, except that stored hints survive (a restart forgets
+        them, as the kubelet's does).
         """
         self._check_running()
         twin = Node.__new__(Node)
