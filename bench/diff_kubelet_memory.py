@@ -827,7 +827,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _report(seeds: Sequence[int], tally: Tally, bad: Sequence[str], show: int) -> None:
     print(f"seeds {','.join(map(str, seeds))}: {tally.cases} cases ({tally.refused} refused at "
-          f"start), {tally.pods} pods compared ({tally.admitted} admitted, {tally.rejected} "
+          f"start), {tally.pods} admissions compared ({tally.admitted} admitted, {tally.rejected} "
           f"rejected), {tally.guaranteed_blocks} memory blocks")  # fmt: skip
     print(f"checkpoints equal once blocks are in the kubelet's order: {tally.block_order_only}; "
           f"equal up to the split within a group: {tally.equivalent}")  # fmt: skip
