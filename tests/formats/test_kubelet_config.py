@@ -16,7 +16,11 @@ from cpumanager.formats.kubelet_config import (
     parse_go_duration,
     reserved_memory_per_node,
 )
-from cpumanager.formats.kubelet_config.fields import eviction_bytes
+from cpumanager.formats.kubelet_config.fields import (
+    eviction_bytes,
+    go_quantity_text,
+    quantity_format,
+)
 
 STATIC = {"cpuManagerPolicy": "static"}
 
@@ -422,3 +426,33 @@ def test_file_errors(tmp_path: Path) -> None:
         kubelet_config_from_text("cpuManagerPolicy: [", source="k.yaml")
     with pytest.raises(ConfigError, match=r'^k\.yaml: unknown policy: "x"'):
         kubelet_config_from_text("cpuManagerPolicy: x", source="k.yaml")
+
+
+# Go's resource.Quantity (apimachinery, Kubernetes 1.32): String() of NewQuantity(value,
+# format), and the format MustParse gives each text, measured.
+@pytest.mark.parametrize(
+    ("amount", "fmt", "go"),
+    [
+        (1 << 40, "BinarySI", "1Ti"),
+        (1000, "BinarySI", "1k"),
+        (1025, "BinarySI", "1025"),
+        (3 << 60, "BinarySI", "3Ei"),
+        (1500000000, "DecimalSI", "1500M"),
+        (123456789, "DecimalSI", "123456789"),
+        (5 << 50, "DecimalSI", "5629499534213120"),
+        (1000000000, "DecimalExponent", "1e9"),
+        (1500000000, "DecimalExponent", "1500e6"),
+    ],
+)
+def test_quantity_text_is_gos(amount: int, fmt: str, go: str) -> None:
+    assert go_quantity_text(amount, fmt) == go
+
+
+@pytest.mark.parametrize(
+    ("text", "fmt"),
+    [("1e9", "DecimalExponent"), ("2e3", "DecimalExponent"), ("1E", "DecimalSI"),
+     ("5Ki", "BinarySI"), ("1.5Gi", "BinarySI"), ("500M", "DecimalSI"), ("12", "DecimalSI"),
+     ("1m", "DecimalSI"), (12, "DecimalSI")],
+)  # fmt: skip
+def test_quantity_format_is_gos(text: object, fmt: str) -> None:
+    assert quantity_format(text) == fmt
