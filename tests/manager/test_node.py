@@ -8,6 +8,7 @@ Machine: two sockets, one NUMA node each, four cores of two threads; NUMA 0 hold
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -19,7 +20,7 @@ from cpumanager.core.devices import Device
 from cpumanager.core.hints.source import HintSource
 from cpumanager.core.ids import ContainerID, ContainerKey, ContainerName, PodUID
 from cpumanager.core.topology import CPUTopology
-from cpumanager.core.workload import ContainerKind, Pod
+from cpumanager.core.workload import Container, ContainerKind, Pod
 from cpumanager.errors import ConfigError, StateValidationError
 from cpumanager.formats.kubelet_config import KubeletConfig
 from cpumanager.manager.node import Node, NodeResources
@@ -404,3 +405,40 @@ def test_a_restarted_node_forgets_the_reusable_init_memory() -> None:
     assert memory is not None
     where = node.placement(p, app).memory_numa[0]
     assert memory.nodes[where].tables["memory"].reserved == (768 + 512) * 2**20
+
+
+def test_past_eight_nodes_a_wrapped_node_gets_the_kubelets_listed_hints() -> None:
+    # Found by bench/diff_kubelet_memory.py, answer measured with the kubelet (v1.32): nine
+    # NUMA nodes, node 0 reserving 64Mi more than it has outside its hugepages. The
+    # kubelet's sum over {0, 1} wraps to less than 5Gi, so {1, 2} is the first two-node
+    # mask; the hint rule (no wrap) offered {0, 1}.
+    machine = synthetic(sockets=1, numa_per_socket=9, cores_per_numa=1, threads=2)
+    over = str(1792 * 2**20 - 30 * 2**20 + 64 * 2**20)
+    config = KubeletConfig.from_mapping(
+        {
+            "cpuManagerPolicy": "static",
+            "reservedSystemCPUs": "0",
+            "topologyManagerPolicy": "best-effort",
+            "topologyManagerScope": "pod",
+            "topologyManagerPolicyOptions": {"max-allowable-numa-nodes": "9"},
+            "memoryManagerPolicy": "Static",
+            "kubeReserved": {"memory": over},
+            "evictionHard": {"memory.available": "0%"},
+            "reservedMemory": [{"numaNode": 0, "limits": {"memory": over}}],
+        }
+    )
+    resources = NodeResources(
+        memory={0: 1792 * 2**20, **dict.fromkeys(range(1, 9), 4 * 2**30)},
+        hugepages={0: {"hugepages-2Mi": 30 * 2**20}}
+        | {n: {"hugepages-2Mi": 158 * 2**20} for n in range(1, 9)},
+    )
+    active: list[Pod] = []
+    node = Node(topology=machine, kubelet=config, store=InMemoryStore(), resources=resources)
+    node.start(active_pods=lambda: list(active))
+    amounts = {"cpu": Fraction(1, 4), "memory": Fraction(5 * 2**30)}
+    amounts["hugepages-2Mi"] = Fraction(98 * 2**20)
+    app = Container(ContainerName("app"), amounts, amounts)
+    p = pod("p", app)
+    active.append(p)
+    assert node.admit(p).admitted
+    assert node.placement(p, app).memory_numa == (1, 2)

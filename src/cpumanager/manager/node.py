@@ -208,7 +208,8 @@ class Node:
             self._memory = MemoryProvider(
                 memory_state,
                 self._topology_manager.get_affinity,
-                implicit=len(memory_state.nodes) > IMPLICIT_AFTER,
+                # the listed hints past the limit too when a table wrapped (their sums wrap)
+                implicit=len(memory_state.nodes) > IMPLICIT_AFTER and not memory_state.wraps(),
                 pod_level_resources=kubelet.feature_gate("PodLevelResources", default=True),
                 active=self._active_uids,
             )

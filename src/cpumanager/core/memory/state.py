@@ -132,6 +132,15 @@ class MemoryState:
             return self
         return replace(self, reusable_pod=None, reusable=MappingProxyType({}))
 
+    def wraps(self) -> bool:
+        """A node's table wrapped around (a reservation beyond what the node has): the sums
+        over its masks wrap too, which only the listed hints reproduce."""
+        return any(
+            table.allocatable > _U64 >> 1
+            for info in self.nodes.values()
+            for table in info.tables.values()
+        )
+
     # --- queries --------------------------------------------------------------------------
 
     def node_ids(self) -> tuple[int, ...]:
