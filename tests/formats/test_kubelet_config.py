@@ -16,6 +16,11 @@ from cpumanager.formats.kubelet_config import (
     parse_go_duration,
     reserved_memory_per_node,
 )
+from cpumanager.formats.kubelet_config.fields import (
+    eviction_bytes,
+    go_quantity_text,
+    quantity_format,
+)
 
 STATIC = {"cpuManagerPolicy": "static"}
 
@@ -297,14 +302,84 @@ def test_reserved_memory_unknown_node() -> None:
 
 
 def test_reserved_memory_percentage_eviction_needs_capacity() -> None:
-    config = cfg(
+    # The kubelet's 10% of 10Gi is 1073741840 bytes (float32 arithmetic), not 1Gi: with
+    # kubeReserved 512Mi the reservation must add up to 1610612752 bytes, and "1536Mi"
+    # (what exact arithmetic gives) is refused.
+    exact = cfg(
+        **MEMORY,
+        evictionHard={"memory.available": "10%"},
+        reservedMemory=[{"numaNode": 0, "limits": {"memory": "1610612752"}}],
+    )
+    assert reserved_memory_per_node(exact, (0,), memory_capacity_bytes=10 * 2**30) == {
+        0: {"memory": 1610612752}
+    }
+    with pytest.raises(ConfigError, match="is a percentage"):
+        reserved_memory_per_node(exact, (0,))
+    rounded = cfg(
         **MEMORY,
         evictionHard={"memory.available": "10%"},
         reservedMemory=[{"numaNode": 0, "limits": {"memory": "1536Mi"}}],
     )
-    assert reserved_memory_per_node(config, (0,), memory_capacity_bytes=10 * 2**30)
-    with pytest.raises(ConfigError, match="is a percentage"):
-        reserved_memory_per_node(config, (0,))
+    with pytest.raises(ConfigError, match='"1536Mi" of type "memory" is not equal'):
+        reserved_memory_per_node(rounded, (0,), memory_capacity_bytes=10 * 2**30)
+
+
+# The kubelet's GetThresholdQuantity, measured with Go: float32(percent) / 100 in float32,
+# times the capacity in float64, truncated.
+@pytest.mark.parametrize(
+    ("threshold", "capacity", "kubelet"),
+    [
+        ("10%", 10 * 2**30, 1073741840),
+        ("5%", 128 * 2**30, 6871947776),
+        ("2.5%", 10 * 2**30, 268435460),
+        ("2.5%", 7 * 2**30, 187904822),
+        ("7.3%", 12 * 2**30, 940597824),
+        ("33.3%", 10 * 2**30, 3575560320),
+        ("0.5%", 128 * 2**30, 687194752),
+        ("0%", 10 * 2**30, 0),
+        ("100%", 10 * 2**30, 0),  # ignored by the kubelet's parser, as 0% is
+    ],
+)
+def test_percentage_eviction_is_the_kubelets_arithmetic(
+    threshold: str, capacity: int, kubelet: int
+) -> None:
+    assert eviction_bytes(threshold, capacity) == kubelet
+
+
+# The kubelet's refusals, measured with its memory manager (v1.32): each total is printed in
+# the Quantity format it keeps (the last reservation's; the node-allocatable reservation's
+# first non-zero term's), e.g. "550M" rather than 550000000 bytes.
+@pytest.mark.parametrize(
+    ("fields", "reserved", "kubelet"),
+    [
+        ({"kubeReserved": {"memory": "500M"}, "evictionHard": {"memory.available": "0%"}},
+         [(0, "400M"), (1, "150M")], ('"550M"', '"500M"')),
+        ({"kubeReserved": {"memory": "500M"}, "evictionHard": {"memory.available": "100Mi"}},
+         [(0, "500M")], ('"500M"', '"604857600"')),
+        ({"kubeReserved": {"memory": "1G"}, "systemReserved": {"memory": "500M"},
+          "evictionHard": {"memory.available": "0%"}}, [(0, "1G")], ('"1G"', '"1500M"')),
+        ({"kubeReserved": {"memory": "1Gi"}, "evictionHard": {"memory.available": "0%"}},
+         [(0, "1000Mi")], ('"1000Mi"', '"1Gi"')),
+        ({"kubeReserved": {"memory": "1Gi"}, "evictionHard": {"memory.available": "0%"}},
+         [(0, "1024Mi"), (1, "1Ki")], ('"1048577Ki"', '"1Gi"')),
+        ({"kubeReserved": {"memory": "1.5Gi"}, "evictionHard": {"memory.available": "0%"}},
+         [(0, "1G")], ('"1G"', '"1536Mi"')),
+        ({"kubeReserved": {"memory": "1001k"}, "evictionHard": {"memory.available": "0%"}},
+         [(0, "1M")], ('"1M"', '"1001k"')),
+    ],
+)  # fmt: skip
+def test_reserved_memory_refusal_prints_the_kubelets_quantities(
+    fields: dict[str, Any], reserved: list[tuple[int, str]], kubelet: tuple[str, str]
+) -> None:
+    entries = [{"numaNode": node, "limits": {"memory": amount}} for node, amount in reserved]
+    config = cfg(memoryManagerPolicy="Static", reservedMemory=entries, **fields)
+    have, want = kubelet
+    expected = (
+        f'^the total amount {have} of type "memory" is not equal to the value {want} '
+        "determined by Node Allocatable feature;"
+    )
+    with pytest.raises(ConfigError, match=expected):
+        reserved_memory_per_node(config, (0, 1))
 
 
 def test_hugepages_reservation_must_match_too() -> None:
@@ -351,3 +426,33 @@ def test_file_errors(tmp_path: Path) -> None:
         kubelet_config_from_text("cpuManagerPolicy: [", source="k.yaml")
     with pytest.raises(ConfigError, match=r'^k\.yaml: unknown policy: "x"'):
         kubelet_config_from_text("cpuManagerPolicy: x", source="k.yaml")
+
+
+# Go's resource.Quantity (apimachinery, Kubernetes 1.32): String() of NewQuantity(value,
+# format), and the format MustParse gives each text, measured.
+@pytest.mark.parametrize(
+    ("amount", "fmt", "go"),
+    [
+        (1 << 40, "BinarySI", "1Ti"),
+        (1000, "BinarySI", "1k"),
+        (1025, "BinarySI", "1025"),
+        (3 << 60, "BinarySI", "3Ei"),
+        (1500000000, "DecimalSI", "1500M"),
+        (123456789, "DecimalSI", "123456789"),
+        (5 << 50, "DecimalSI", "5629499534213120"),
+        (1000000000, "DecimalExponent", "1e9"),
+        (1500000000, "DecimalExponent", "1500e6"),
+    ],
+)
+def test_quantity_text_is_gos(amount: int, fmt: str, go: str) -> None:
+    assert go_quantity_text(amount, fmt) == go
+
+
+@pytest.mark.parametrize(
+    ("text", "fmt"),
+    [("1e9", "DecimalExponent"), ("2e3", "DecimalExponent"), ("1E", "DecimalSI"),
+     ("5Ki", "BinarySI"), ("1.5Gi", "BinarySI"), ("500M", "DecimalSI"), ("12", "DecimalSI"),
+     ("1m", "DecimalSI"), (12, "DecimalSI")],
+)  # fmt: skip
+def test_quantity_format_is_gos(text: object, fmt: str) -> None:
+    assert quantity_format(text) == fmt

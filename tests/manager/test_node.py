@@ -8,6 +8,7 @@ Machine: two sockets, one NUMA node each, four cores of two threads; NUMA 0 hold
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -19,7 +20,7 @@ from cpumanager.core.devices import Device
 from cpumanager.core.hints.source import HintSource
 from cpumanager.core.ids import ContainerID, ContainerKey, ContainerName, PodUID
 from cpumanager.core.topology import CPUTopology
-from cpumanager.core.workload import ContainerKind, Pod
+from cpumanager.core.workload import Container, ContainerKind, Pod
 from cpumanager.errors import ConfigError, StateValidationError
 from cpumanager.formats.kubelet_config import KubeletConfig
 from cpumanager.manager.node import Node, NodeResources
@@ -332,3 +333,112 @@ def test_finished_init_containers_give_their_memory_back_when_the_next_one_start
     assert c.node.placement(p, app).exclusive
     c.node.remove_pod(p.uid, container_ids=[ContainerID("id-app")], reclaim=False)
     assert not c.node.placement(p, app).exclusive
+
+
+def test_a_percentage_eviction_threshold_is_taken_from_the_machines_memory() -> None:
+    # Found by bench/diff_kubelet_memory.py: the kubelet computes 5% of the machine's
+    # 128Gi as 6871947776 bytes (float32 arithmetic) and starts with reservedMemory adding
+    # up to that plus kubeReserved; we refused to start ("is a percentage").
+    fields = {
+        "memoryManagerPolicy": "Static",
+        "kubeReserved": {"memory": "512Mi"},
+        "evictionHard": {"memory.available": "5%"},
+        "reservedMemory": [{"numaNode": 1, "limits": {"memory": "7408818688"}}],
+    }
+    c = Cluster("single-numa-node", **fields)
+    memory = c.node.snapshot().memory
+    assert memory is not None
+    assert memory.nodes[1].tables["memory"].system_reserved == 6871947776 + 512 * 2**20
+    assert c.admit(pod("p", container("app", "1", memory="2Gi"))).admitted
+
+
+def test_memory_of_a_gone_pod_stays_until_the_memory_manager_is_asked() -> None:
+    # Found by bench/diff_kubelet_memory.py (none policy): the kubelet's memory manager
+    # removes stale state when it gives hints or allocates; a pod that the CPU manager
+    # refuses first never reaches it, so the gone pod's memory is still held after that.
+    c = Cluster("none", **MEMORY)
+    gone = pod("gone", container("app", "1", memory="2Gi"))
+    assert c.admit(gone).admitted
+    c.pods.remove(gone)
+    refused = c.admit(pod("big", container("app", "20", memory="1Gi")))
+    assert not refused.admitted
+    assert "not enough cpus" in refused.message
+    assert gone.key(ContainerName("app")) in memory_blocks(c.node)
+    assert c.admit(pod("small", container("app", "1", memory="1Gi"))).admitted
+    assert gone.key(ContainerName("app")) not in memory_blocks(c.node)
+
+
+def test_removing_a_started_container_by_id_frees_its_memory_at_once() -> None:
+    # The memory manager's RemoveContainer, as the CPU manager's: by the id AddContainer
+    # recorded, without waiting for stale-state removal.
+    c = Cluster("single-numa-node", **MEMORY)
+    p = pod("p", container("app", "1", memory="2Gi"))
+    assert c.admit(p).admitted
+    c.node.container_started(p, p.containers[0], ContainerID("id-app"))
+    c.pods.remove(p)
+    c.node.remove_pod(p.uid, container_ids=[ContainerID("id-app")], reclaim=False)
+    assert not memory_blocks(c.node)
+
+
+def test_a_restarted_node_forgets_the_reusable_init_memory() -> None:
+    # Found by bench/diff_kubelet_memory.py: the kubelet keeps the memory an init container
+    # leaves for later containers in its process, not in memory_manager_state; after a
+    # restart, admitting the pod again charges the finished init container's 768Mi in full
+    # (reserved 1280Mi on its node, as the kubelet's checkpoint says), not 512Mi.
+    c = Cluster("best-effort", **MEMORY)
+    init = container("init", "1", memory="768Mi", kind=ContainerKind.INIT)
+    app = container("app", "1", memory="512Mi")
+    p = pod("p", app, init=(init,))
+    assert c.admit(p).admitted
+    for started in (init, app):
+        c.node.container_started(p, started, ContainerID(f"id-{started.name}"))
+    node = Node(
+        topology=c.topology,
+        kubelet=c.config,
+        store=c.store,
+        resources=NodeResources(devices=GPUS),
+        state=c.node.stop(),
+    )
+    node.start(active_pods=lambda: list(c.pods))
+    assert node.admit(p).admitted
+    memory = node.snapshot().memory
+    assert memory is not None
+    where = node.placement(p, app).memory_numa[0]
+    assert memory.nodes[where].tables["memory"].reserved == (768 + 512) * 2**20
+
+
+def test_past_eight_nodes_a_wrapped_node_gets_the_kubelets_listed_hints() -> None:
+    # Found by bench/diff_kubelet_memory.py, answer measured with the kubelet (v1.32): nine
+    # NUMA nodes, node 0 reserving 64Mi more than it has outside its hugepages. The
+    # kubelet's sum over {0, 1} wraps to less than 5Gi, so {1, 2} is the first two-node
+    # mask; the hint rule (no wrap) offered {0, 1}.
+    machine = synthetic(sockets=1, numa_per_socket=9, cores_per_numa=1, threads=2)
+    over = str(1792 * 2**20 - 30 * 2**20 + 64 * 2**20)
+    config = KubeletConfig.from_mapping(
+        {
+            "cpuManagerPolicy": "static",
+            "reservedSystemCPUs": "0",
+            "topologyManagerPolicy": "best-effort",
+            "topologyManagerScope": "pod",
+            "topologyManagerPolicyOptions": {"max-allowable-numa-nodes": "9"},
+            "memoryManagerPolicy": "Static",
+            "kubeReserved": {"memory": over},
+            "evictionHard": {"memory.available": "0%"},
+            "reservedMemory": [{"numaNode": 0, "limits": {"memory": over}}],
+        }
+    )
+    resources = NodeResources(
+        memory={0: 1792 * 2**20, **dict.fromkeys(range(1, 9), 4 * 2**30)},
+        hugepages={0: {"hugepages-2Mi": 30 * 2**20}}
+        | {n: {"hugepages-2Mi": 158 * 2**20} for n in range(1, 9)},
+    )
+    active: list[Pod] = []
+    node = Node(topology=machine, kubelet=config, store=InMemoryStore(), resources=resources)
+    node.start(active_pods=lambda: list(active))
+    amounts = {"cpu": Fraction(1, 4), "memory": Fraction(5 * 2**30)}
+    amounts["hugepages-2Mi"] = Fraction(98 * 2**20)
+    app = Container(ContainerName("app"), amounts, amounts)
+    p = pod("p", app)
+    active.append(p)
+    assert node.admit(p).admitted
+    assert node.placement(p, app).memory_numa == (1, 2)

@@ -165,10 +165,17 @@ class Node:
         self._memory: MemoryProvider | None = None
         self._devices: DeviceProvider | None = None
         memory_state = state.memory if state is not None else None
+        if memory_state is not None:
+            # a restarted kubelet's memory policy starts with no reusable init memory (it
+            # lives in the process, not in memory_manager_state)
+            memory_state = memory_state.without_reuse()
         device_state = state.devices if state is not None else None
         if kubelet.memory_manager_policy == "Static":
             if memory_state is None:
-                reserved = reserved_memory_per_node(kubelet, numa_ids)
+                sizes = resources.memory or {n.id: n.memory_bytes or 0 for n in topology.numa_nodes}
+                reserved = reserved_memory_per_node(
+                    kubelet, numa_ids, memory_capacity_bytes=sum(sizes.values())
+                )
                 if resources.memory is not None:
                     memory_state = MemoryState.create(
                         resources.memory, hugepages=resources.hugepages, system_reserved=reserved
@@ -180,8 +187,10 @@ class Node:
             self._memory = MemoryProvider(
                 memory_state,
                 self._topology_manager.get_affinity,
-                implicit=len(memory_state.nodes) > IMPLICIT_AFTER,
+                # the listed hints past the limit too when a table wrapped (their sums wrap)
+                implicit=len(memory_state.nodes) > IMPLICIT_AFTER and not memory_state.wraps(),
                 pod_level_resources=kubelet.feature_gate("PodLevelResources", default=True),
+                active=self._active_uids,
             )
             providers.append(self._memory)
         if resources.devices or device_state is not None:
@@ -234,10 +243,11 @@ class Node:
         ``store`` must already hold this node's CPU state (e.g. a copy of its checkpoint
         bytes): nothing is loaded, validated or saved until the copy changes, because the
         state comes from a node that was built and started. The configuration, policy and
-        merge are shared, the immutable states (CPU, memory, devices) too; the stored hints,
-        container map and init-container reuse are copied. This is what a restart with the
-        same state would give (``Node(state=...)`` then ``start``) without its cost, except
-        that stored hints survive (a restart forgets them, as the kubelet's does).
+        merge are shared, the immutable states (CPU, memory, devices) too (memory without the
+        reusable init memory, as a restart); the stored hints and container map are copied.
+        This is what a restart with the same state would give (``Node(state=...)`` then
+        ``start``) without its cost, except that stored hints survive (a restart forgets
+        them, as the kubelet's does).
         """
         self._check_running()
         twin = Node.__new__(Node)
@@ -257,10 +267,11 @@ class Node:
         twin._devices = None
         if self._memory is not None:
             twin._memory = MemoryProvider(
-                self._memory.state,
+                self._memory.state.without_reuse(),  # as a restart has it
                 twin._topology_manager.get_affinity,
                 implicit=self._memory.implicit,
                 pod_level_resources=self._memory.pod_level_resources,
+                active=twin._active_uids,
             )
             providers.append(twin._memory)
         if self._devices is not None:
@@ -311,7 +322,7 @@ class Node:
         same.
         """
         self._check_running()
-        self._retain_active()
+        self._retain_active(memory=False)  # the memory provider removes its own, when asked
         return self._topology_manager.admit(pod, explain=explain)
 
     def container_started(self, pod: Pod, container: Container, container_id: ContainerID) -> None:
@@ -331,8 +342,9 @@ class Node:
     ) -> None:
         """The pod's containers stopped and it is no longer active: the one removal sequence.
 
-        1. CPUs of the containers named in ``container_ids`` are released (the kubelet's
-           RemoveContainer; unknown ids are ignored);
+        1. CPUs and memory of the containers named in ``container_ids`` are released (the
+           kubelet's RemoveContainer on the CPU and memory managers; unknown ids are
+           ignored);
         2. with ``reclaim``, stale-state removal runs at once: CPUs, memory and devices of
            every pod that is not active go back (without it, they go at the next admission,
            reconcile or start, as when the managers are not told);
@@ -340,7 +352,10 @@ class Node:
         """
         self._check_running()
         for container_id in container_ids:
+            key = self._cpu_manager.container_map.container_ref(container_id)
             self._cpu_manager.remove_container(container_id)
+            if key is not None and self._memory is not None:
+                self._memory.remove_container(key)
         if reclaim:
             self.remove_stale_state()
         self._topology_manager.remove_pod(pod_uid)
@@ -356,14 +371,17 @@ class Node:
         self._check_running()
         return self._cpu_manager.reconcile(runtime, statuses)
 
-    def _retain_active(self) -> None:
-        """Free device and memory holdings of pods that are no longer active."""
-        if self._devices is None and self._memory is None:
+    def _active_uids(self) -> list[PodUID]:
+        return [pod.uid for pod in self._active_pods()]
+
+    def _retain_active(self, *, memory: bool = True) -> None:
+        """Free device (and, with ``memory``, memory) holdings of pods no longer active."""
+        if self._devices is None and (self._memory is None or not memory):
             return
-        active = [pod.uid for pod in self._active_pods()]
+        active = self._active_uids()
         if self._devices is not None:
             self._devices.retain(active)
-        if self._memory is not None:
+        if self._memory is not None and memory:
             self._memory.retain(active)
 
     # --- queries ------------------------------------------------------------------------

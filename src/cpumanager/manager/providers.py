@@ -23,7 +23,7 @@ from cpumanager.core.devices import (
 )
 from cpumanager.core.hints.hint import TopologyHint
 from cpumanager.core.hints.source import is_hint_source
-from cpumanager.core.ids import ContainerName, PodUID
+from cpumanager.core.ids import ContainerKey, ContainerName, PodUID
 from cpumanager.core.memory import (
     MemoryState,
     allocate_memory,
@@ -146,19 +146,30 @@ class MemoryProvider:
         *,
         implicit: bool = False,
         pod_level_resources: bool = True,
+        active: Callable[[], Iterable[PodUID]] | None = None,
     ) -> None:
         self.state = state
         self._affinity = affinity
         self.implicit = implicit
         self.pod_level_resources = pod_level_resources  # the PodLevelResources gate
+        self.active = active
+
+    def _remove_stale_state(self) -> None:
+        """The kubelet memory manager's ``removeStaleState``, which its GetTopologyHints,
+        GetPodTopologyHints and Allocate run first (so not at all when an earlier provider
+        fails the pod before the memory manager is asked)."""
+        if self.active is not None:
+            self.retain(self.active())
 
     def topology_hints(self, pod: Pod, container: Container) -> AnyProviderHints:
+        self._remove_stale_state()
         gate = self.pod_level_resources
         return memory_hints(
             self.state, pod, container, implicit=self.implicit, pod_level_resources=gate
         )
 
     def pod_topology_hints(self, pod: Pod) -> AnyProviderHints:
+        self._remove_stale_state()
         gate = self.pod_level_resources
         return memory_hints(self.state, pod, None, implicit=self.implicit, pod_level_resources=gate)
 
@@ -170,6 +181,7 @@ class MemoryProvider:
         return {}
 
     def allocate(self, pod: Pod, container: Container) -> object:
+        self._remove_stale_state()
         result = allocate_memory(
             self.state,
             pod,
@@ -188,6 +200,10 @@ class MemoryProvider:
         """The regular init containers before ``container`` have finished: free their memory
         (the kubelet memory manager's ``AddContainer``)."""
         self.state = release_started_init_containers(self.state, pod, container)
+
+    def remove_container(self, key: ContainerKey) -> None:
+        """The kubelet memory manager's ``RemoveContainer``: the container's memory is free."""
+        self.state = remove_container_memory(self.state, key)
 
     def retain(self, active: Iterable[PodUID]) -> None:
         """Release memory of containers whose pods are no longer active."""

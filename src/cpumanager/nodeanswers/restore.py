@@ -267,7 +267,10 @@ def restore_memory(
     if checkpoint is None:
         notes.append("The memory manager has no checkpoint: it starts with all memory free.")
         return None
-    reserved = reserved_memory_per_node(kubelet, topology.numa_ids())
+    capacity = sum(_memory_bytes(topology).values())
+    reserved = reserved_memory_per_node(
+        kubelet, topology.numa_ids(), memory_capacity_bytes=capacity
+    )
     default = default_machine_state(
         _memory_bytes(topology), hugepages=hugepages, system_reserved=reserved
     )

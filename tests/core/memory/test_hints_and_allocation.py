@@ -259,5 +259,22 @@ def test_machine_errors() -> None:
     topology = CPUTopology([CPUInfo(cpu=0, core=0, socket=0, numa=0, l3=0)])
     with pytest.raises(MachineError, match="has no memory size"):
         MemoryState.from_topology(topology)
-    with pytest.raises(MachineError, match="exceeds what the node has"):
-        MemoryState.create({0: GI}, system_reserved={0: {"memory": 2 * GI}})
+
+
+def test_a_reservation_beyond_the_node_wraps_as_the_kubelets_uint64() -> None:
+    # Found by bench/diff_kubelet_memory.py. The kubelet starts (we refused) and its
+    # memory_manager_state holds these numbers for node 0: 1280Mi of memory, 1344Mi reserved.
+    state = MemoryState.create(
+        {0: 1342177280, 1: 4 * GI}, system_reserved={0: {"memory": 1409286144}}
+    )
+    table = state.nodes[0].tables["memory"]
+    assert (table.total, table.system_reserved) == (1342177280, 1409286144)
+    assert table.allocatable == table.free == 18446744073642442752
+    # Sums over a mask wrap too: node 0's near-2^64 plus node 1's 4Gi is 4Gi - 64Mi.
+    assert state.free_covers(NUMAMask.of(0), {"memory": 100 * GI})
+    assert state.free_covers(NUMAMask.of(0, 1), {"memory": 4 * GI - 64 * 2**20})
+    assert not state.free_covers(NUMAMask.of(0, 1), {"memory": 4 * GI})
+    assert not state.allocatable_covers((0, 1), {"memory": 4 * GI})
+    # so the two-node mask is no hint for 4Gi, while node 0 alone is
+    big = ctr("c", 4)
+    assert memory_hints(state, pod(big), big) == {"memory": (h("0"), h("1"))}

@@ -9,12 +9,16 @@ ride along. Every change returns a new :class:`MemoryState`.
 The rules hints and allocation share live here, once: whether a mask's allocatable or free
 memory covers a request, and the group rule (a node serves single-node allocations or one
 multi-node group, never both).
+
+The kubelet keeps these amounts in uint64: a reservation larger than what a node has
+wraps its allocatable around to nearly 2^64 bytes (it starts anyway), and the sums over a
+mask wrap too. Both are reproduced here, so such a node is offered as the kubelet offers it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from cpumanager.core.bitmask import NUMAMask
@@ -58,6 +62,8 @@ class MemoryBlock:
         return NUMAMask(self.numa_affinity)
 
 
+_U64 = (1 << 64) - 1  # Go's uint64 arithmetic wraps modulo 2^64
+
 _Reusable = Mapping[tuple[int, str], int]  # (mask bits, resource) -> bytes
 
 
@@ -84,7 +90,8 @@ class MemoryState:
 
         ``memory`` is each node's memory in bytes, ``hugepages`` each node's hugepage pools
         (``{"hugepages-2Mi": total bytes}``) and ``system_reserved`` the ``reservedMemory``
-        per node. Regular memory's allocatable excludes the node's hugepages.
+        per node. Regular memory's allocatable excludes the node's hugepages; when the
+        reservation exceeds what is left it wraps around (uint64), as the kubelet's does.
         """
         hugepages = hugepages or {}
         reserved = system_reserved or {}
@@ -94,10 +101,10 @@ class MemoryState:
             in_pages = 0
             for resource, total in sorted(hugepages.get(node, {}).items()):
                 held = reserved.get(node, {}).get(resource, 0)
-                tables[resource] = _table(node, resource, total, held, total - held)
+                tables[resource] = _table(total, held, total - held)
                 in_pages += total
             held = reserved.get(node, {}).get("memory", 0)
-            tables["memory"] = _table(node, "memory", size, held, size - held - in_pages)
+            tables["memory"] = _table(size, held, size - held - in_pages)
             nodes[node] = NodeMemory(MappingProxyType(tables), 0, (node,))
         return cls(nodes=MappingProxyType(nodes))
 
@@ -117,6 +124,22 @@ class MemoryState:
                 raise MachineError(msg)
             memory[node.id] = node.memory_bytes
         return cls.create(memory, hugepages=hugepages, system_reserved=system_reserved)
+
+    def without_reuse(self) -> MemoryState:
+        """This state without the admitting pod's reusable memory: what a restarted kubelet
+        has, since that bookkeeping is not in its checkpoint."""
+        if self.reusable_pod is None and not self.reusable:
+            return self
+        return replace(self, reusable_pod=None, reusable=MappingProxyType({}))
+
+    def wraps(self) -> bool:
+        """A node's table wrapped around (a reservation beyond what the node has): the sums
+        over its masks wrap too, which only the listed hints reproduce."""
+        return any(
+            table.allocatable > _U64 >> 1
+            for info in self.nodes.values()
+            for table in info.tables.values()
+        )
 
     # --- queries --------------------------------------------------------------------------
 
@@ -139,9 +162,11 @@ class MemoryState:
     # --- the rules hints and allocation share ---------------------------------------------
 
     def allocatable_covers(self, nodes: tuple[int, ...], requests: Mapping[str, int]) -> bool:
-        """The nodes' allocatable memory covers every request (free or not)."""
+        """The nodes' allocatable memory covers every request (free or not); the sum wraps
+        as the kubelet's uint64 sum does."""
         return all(
-            sum(self.allocatable(n, r) for n in nodes) >= need for r, need in requests.items()
+            sum(self.allocatable(n, r) for n in nodes) & _U64 >= need
+            for r, need in requests.items()
         )
 
     def free_covers(
@@ -149,13 +174,13 @@ class MemoryState:
     ) -> bool:
         """The mask's free memory covers every request; with ``reusing``, memory that pod's
         init containers left on exactly this mask counts too (the kubelet's hints do so,
-        its allocation check does not)."""
+        its allocation check does not). The sum wraps as the kubelet's uint64 sum does."""
         nodes = mask.ids()
         for resource, need in requests.items():
             have = sum(self.free(n, resource) for n in nodes)
             if reusing is not None:
                 have += self.reusable_for(reusing, mask.bits, resource)
-            if have < need:
+            if have & _U64 < need:
                 return False
         return True
 
@@ -178,11 +203,6 @@ class MemoryState:
         )
 
 
-def _table(node: int, resource: str, total: int, held: int, allocatable: int) -> MemoryTable:
-    if allocatable < 0:
-        msg = (
-            f"NUMA node {node}: reserved {resource} ({held} bytes) exceeds what the node has; "
-            "lower reservedMemory for this node"
-        )
-        raise MachineError(msg)
+def _table(total: int, held: int, allocatable: int) -> MemoryTable:
+    allocatable &= _U64
     return MemoryTable(total, held, allocatable, 0, allocatable)

@@ -85,6 +85,7 @@ def decode(
         reserved_system_cpus=reserved_cpus,
         kube_reserved=f.reservation(body, "kubeReserved"),
         system_reserved=f.reservation(body, "systemReserved"),
+        reservation_formats=_reservation_formats(body),
         eviction_hard=f.eviction_hard(body, DEFAULT_EVICTION_HARD),
         topology_manager_policy=f.str_field(body, "topologyManagerPolicy", "none"),
         topology_manager_scope=f.str_field(body, "topologyManagerScope", "container"),
@@ -105,6 +106,17 @@ def decode(
     return config, errors
 
 
+def _reservation_formats(body: Mapping[str, object]) -> Mapping[str, str]:
+    """Go's Quantity format of each kubeReserved / systemReserved amount as written."""
+    out: dict[str, str] = {}
+    for key in ("kubeReserved", "systemReserved"):
+        raw = body.get(key)
+        if isinstance(raw, Mapping):
+            for resource, amount in raw.items():
+                out[f"{key}.{resource}"] = f.quantity_format(amount)
+    return MappingProxyType(out)
+
+
 def _reserved_memory(body: Mapping[str, object]) -> tuple[MemoryReservation, ...]:
     raw = body.get("reservedMemory")
     if raw is None:
@@ -119,10 +131,18 @@ def _reserved_memory(body: Mapping[str, object]) -> tuple[MemoryReservation, ...
         if isinstance(node, bool) or not isinstance(node, int) or node < 0:
             f.fail(f"{path}.numaNode: expected a NUMA node id (an integer >= 0), got {node!r}")
         limits: dict[str, int] = {}
+        formats: dict[str, str] = {}
         for resource, amount in f.mapping(entry.get("limits", {}), f"{path}.limits").items():
             amount_q = f.quantity(amount, f"{path}.limits.{resource}")
             if amount_q < 0 or amount_q.denominator != 1:
                 f.fail(f"{path}.limits.{resource}: {amount!r} is not a whole number of bytes")
             limits[resource] = int(amount_q)
-        out.append(MemoryReservation(numa_node=node, limits=MappingProxyType(limits)))
+            formats[resource] = f.quantity_format(amount)
+        out.append(
+            MemoryReservation(
+                numa_node=node,
+                limits=MappingProxyType(limits),
+                formats=MappingProxyType(formats),
+            )
+        )
     return tuple(out)

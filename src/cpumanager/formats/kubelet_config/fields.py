@@ -8,6 +8,7 @@ a wrong type is a decoding error for the kubelet too, so it stops at the first o
 from __future__ import annotations
 
 import math
+import struct
 from collections.abc import Mapping
 from fractions import Fraction
 from types import MappingProxyType
@@ -27,6 +28,8 @@ __all__ = [
     "fail",
     "feature_gates",
     "format_bytes",
+    "go_quantity_text",
+    "quantity_format",
     "format_go_duration",
     "go_duration_nanos",
     "int_field",
@@ -303,6 +306,11 @@ def reservation(body: Mapping[str, object], key: str) -> Mapping[str, Fraction]:
     return MappingProxyType(out)
 
 
+def _float32(value: float) -> float:
+    """``value`` rounded to the nearest float32, as Go's float32 conversion does."""
+    return float(struct.unpack("f", struct.pack("f", value))[0])
+
+
 def eviction_hard(body: Mapping[str, object], default: Mapping[str, str]) -> Mapping[str, str]:
     raw = body.get("evictionHard")
     if raw is None:
@@ -316,18 +324,27 @@ def eviction_hard(body: Mapping[str, object], default: Mapping[str, str]) -> Map
 
 
 def eviction_bytes(threshold: str, capacity: int | None) -> Fraction:
-    """The bytes a ``memory.available`` threshold holds back (a percentage needs capacity)."""
+    """The bytes a ``memory.available`` threshold holds back (a percentage needs capacity).
+
+    A percentage is the kubelet's ``GetThresholdQuantity``: the text read as a float32,
+    divided by 100 in float32, times the capacity in float64, truncated; ``0%`` and
+    ``100%`` are ignored (no threshold), as its parser ignores them.
+    """
     if threshold.endswith("%"):
+        if threshold in ("0%", "100%"):
+            return Fraction(0)
         try:
-            percent = Fraction(threshold[:-1])
-        except ValueError:
+            percent = _float32(_float32(float(threshold.rstrip("%"))) / 100)
+        except (ValueError, OverflowError):
             fail(f"evictionHard.memory.available: {threshold!r} is not a percentage")
         if capacity is None:
             fail(
                 "evictionHard.memory.available is a percentage; the machine's memory size is "
                 "needed to check reservedMemory"
             )
-        return Fraction(math.ceil(percent * capacity / 100))
+        if not math.isfinite(percent):
+            fail(f"evictionHard.memory.available: {threshold!r} is not a percentage")
+        return Fraction(int(float(capacity) * percent))
     return quantity(threshold, "evictionHard.memory.available")
 
 
@@ -359,6 +376,48 @@ def feature_gates(body: Mapping[str, object]) -> Mapping[str, bool]:
             fail(f"featureGates.{name}: expected true or false, got {value!r}")
         out[name] = value
     return MappingProxyType(out)
+
+
+_BINARY_SUFFIXES = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+_DECIMAL_SUFFIXES = {0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
+
+
+def quantity_format(text: object) -> str:
+    """The format Go's ``resource.ParseQuantity`` gives ``text``: ``BinarySI`` (Ki .. Ei),
+    ``DecimalExponent`` (1e9) or ``DecimalSI`` (k, M, G, .., or none; a YAML number too)."""
+    if not isinstance(text, str):
+        return "DecimalSI"
+    body = text.strip().rstrip("0123456789").rstrip("+-")
+    if body.endswith(_BINARY_SUFFIXES):
+        return "BinarySI"
+    if body.endswith(("e", "E")) and body != text.strip():
+        return "DecimalExponent"
+    return "DecimalSI"
+
+
+def go_quantity_text(amount: int, fmt: str) -> str:
+    """A whole number of bytes as Go's ``Quantity.String`` prints it in format ``fmt``
+    (``BinarySI``: base-1024 suffixes when exact, plain below 1024; ``DecimalSI``: the
+    largest k/M/G/.. power of 1000 that divides it; ``DecimalExponent``: ``e3``, ``e6``..)."""
+    if amount == 0:
+        return "0"
+    if fmt == "BinarySI" and abs(amount) >= 1024:
+        mantissa, power = amount, 0
+        while power < len(_BINARY_SUFFIXES) and mantissa % 1024 == 0:
+            mantissa //= 1024
+            power += 1
+        return f"{mantissa}{_BINARY_SUFFIXES[power - 1] if power else ''}"
+    mantissa, exponent = amount, 0
+    while mantissa % 10 == 0:
+        mantissa //= 10
+        exponent += 1
+    mantissa *= 10 ** (exponent % 3)
+    exponent -= exponent % 3
+    if fmt == "DecimalExponent":
+        return f"{mantissa}e{exponent}" if exponent else str(mantissa)
+    if exponent > 18:
+        mantissa, exponent = mantissa * 10 ** (exponent - 18), 18
+    return f"{mantissa}{_DECIMAL_SUFFIXES[exponent]}"
 
 
 def format_bytes(amount: Fraction | int) -> str:

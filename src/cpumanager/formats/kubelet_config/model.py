@@ -38,6 +38,8 @@ from cpumanager.formats.kubelet_config.fields import (
     fail,
     format_bytes,
     format_go_duration,
+    go_quantity_text,
+    quantity_format,
 )
 from cpumanager.formats.kubelet_config.values import (
     CPU_MANAGER_POLICIES,
@@ -72,6 +74,8 @@ class KubeletConfig:
     reserved_system_cpus: CPUSet | None = None
     kube_reserved: Mapping[str, Fraction] = field(default_factory=_no_reservation)
     system_reserved: Mapping[str, Fraction] = field(default_factory=_no_reservation)
+    # "kubeReserved.memory" -> Go's Quantity format as written (for the kubelet's messages)
+    reservation_formats: Mapping[str, str] = field(default_factory=empty_map)
     eviction_hard: Mapping[str, str] = field(default_factory=lambda: DEFAULT_EVICTION_HARD)
     topology_manager_policy: str = "none"
     topology_manager_scope: str = "container"
@@ -218,6 +222,20 @@ def _quantity_text(amount: Fraction) -> str:
     return f"{milli_value(amount)}m"
 
 
+def _reservation_format(config: KubeletConfig) -> str:
+    """The Quantity format of the kubelet's node-allocatable memory reservation: that of its
+    first non-zero term (systemReserved, kubeReserved, then the hard eviction threshold)."""
+    terms = (
+        ("systemReserved", config.effective_system_reserved()),
+        ("kubeReserved", config.effective_kube_reserved()),
+    )
+    for key, amounts in terms:
+        if amounts.get("memory"):
+            return config.reservation_formats.get(f"{key}.memory", "BinarySI")
+    threshold = config.eviction_hard.get("memory.available", "")
+    return "BinarySI" if threshold.endswith("%") else quantity_format(threshold)
+
+
 def reserved_memory_per_node(
     config: KubeletConfig,
     numa_node_ids: tuple[int, ...],
@@ -232,6 +250,7 @@ def reserved_memory_per_node(
     """
     per_node: dict[int, dict[str, int]] = {}
     totals: dict[str, int] = {}
+    shown_as: dict[str, str] = {}  # the format the kubelet's sum keeps: the last non-zero one
     for entry in config.reserved_memory:
         if entry.numa_node not in numa_node_ids:
             fail(
@@ -242,6 +261,8 @@ def reserved_memory_per_node(
         for resource, amount in entry.limits.items():
             per_node.setdefault(entry.numa_node, {})[resource] = amount
             totals[resource] = totals.get(resource, 0) + amount
+            if amount or resource not in shown_as:
+                shown_as[resource] = entry.formats.get(resource, "BinarySI")
     if config.memory_manager_policy != "Static":
         return per_node
     expected: dict[str, Fraction] = {}
@@ -252,9 +273,11 @@ def reserved_memory_per_node(
         want = expected.get(resource, Fraction(0))
         have = totals.get(resource, 0)
         if want != have:
+            have_text = go_quantity_text(have, shown_as.get(resource, "DecimalSI"))
+            want_text = go_quantity_text(int(want), _reservation_format(config))
             fail(
-                f'the total amount "{format_bytes(have)}" of type "{resource}" is not equal to '
-                f'the value "{format_bytes(want)}" determined by Node Allocatable feature; make '
+                f'the total amount "{have_text}" of type "{resource}" is not equal to '
+                f'the value "{want_text}" determined by Node Allocatable feature; make '
                 "reservedMemory add up to kubeReserved + systemReserved + evictionHard"
             )
     return per_node

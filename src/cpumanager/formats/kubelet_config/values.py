@@ -7,7 +7,7 @@ Kept apart from ``model.py`` so that decoding and validation, which the model's
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = [
     "CPU_MANAGER_POLICIES",
@@ -29,3 +29,6 @@ class MemoryReservation:
 
     numa_node: int
     limits: Mapping[str, int]
+    # Go's Quantity format of each amount as written (BinarySI, DecimalSI, ...): the
+    # kubelet's refusal prints the totals in it.
+    formats: Mapping[str, str] = field(default_factory=dict)
