@@ -68,3 +68,29 @@ def test_what_json_cannot_hold_is_refused_with_go_text(text: str, problem: str) 
 def test_a_merge_key_merges_as_go_yaml_does() -> None:
     body, _ = parse_yaml_keeping_duplicates("m: &m {a: 1}\no:\n  <<: *m\n")
     assert body == {"m": {"a": 1}, "o": {"a": 1}}  # measured on the drop-in loader
+
+
+def _aliased(levels: int, width: int) -> str:
+    """``a0`` holds ``width`` scalars, each next key ``width`` aliases of the one before."""
+    lines = ["a0: &a0 [" + ",".join(["x"] * width) + "]"]
+    lines += [f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * width) + "]" for i in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("levels", "width", "refused"),
+    # the kubelet 1.32's answers on these files (bench/diff_kubelet_config.py's helper)
+    [(3, 9, False), (5, 3, False), (2, 20, False), (4, 9, True), (3, 20, True), (8, 9, True)],
+)
+def test_alias_bombs_are_refused_where_go_yaml_refuses_them(
+    levels: int, width: int, refused: bool
+) -> None:
+    text = _aliased(levels, width)
+    if not refused:
+        body, _ = parse_yaml_keeping_duplicates(text)
+        assert isinstance(body, dict)
+        assert len(body) == levels
+        return
+    with pytest.raises(YamlSyntaxError) as caught:
+        parse_yaml_keeping_duplicates(text)
+    assert caught.value.detail() == "yaml: document contains excessive aliasing"

@@ -300,8 +300,79 @@ def _first_document(text: str) -> tuple[object, list[tuple[str, int]]]:
     loader = _GoLoader(text)
     loader.duplicates = []
     try:
-        found = loader.check_data()  # type: ignore[no-untyped-call]
-        body = loader.get_data() if found else None
+        body = None
+        node = loader.get_node() if loader.check_node() else None
+        if node is not None:
+            _refuse_excessive_aliasing(node)
+            body = loader.construct_document(node)
     finally:
         loader.dispose()
     return body, loader.duplicates
+
+
+# go-yaml v2's guard against alias bombs: past 100 decodes made through aliases and 1,000
+# in all, the share made through aliases may be 99% up to 400,000 decodes, falling to 10%
+# at 4,000,000
+_RATIO_LOW, _RATIO_HIGH = 400_000, 4_000_000
+
+
+def _allowed_alias_ratio(decodes: int) -> float:
+    if decodes <= _RATIO_LOW:
+        return 0.99
+    if decodes >= _RATIO_HIGH:
+        return 0.10
+    return 0.99 - 0.89 * (decodes - _RATIO_LOW) / (_RATIO_HIGH - _RATIO_LOW)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def _refuse_excessive_aliasing(root: yaml.Node) -> None:
+    """go-yaml's ``document contains excessive aliasing``, counted as its decoder counts.
+
+    PyYAML gives an alias the anchored node itself, so a walk of the expanded tree (what
+    go-yaml decodes) grows with the aliases' product: nine aliases nested eight deep are 43
+    million nodes. The positions that are aliases are found first (an anchor comes before
+    its aliases in document order, so a node met again in a pre-order walk is an alias
+    there); the expanded walk then counts as go-yaml does (the document, every node, an
+    alias node and then its target, the ones reached through an alias apart) and stops at
+    go-yaml's limit, which bounds it by the size of the text.
+    """
+    aliases: set[tuple[int, int]] = set()
+    seen: set[int] = set()
+    stack: list[tuple[int, int, yaml.Node]] = [(0, 0, root)]
+    while stack:
+        parent, index, node = stack.pop()
+        if id(node) in seen:
+            aliases.add((parent, index))
+            continue
+        seen.add(id(node))
+        children = _children(node)
+        stack.extend((id(node), i, child) for i, child in reversed(list(enumerate(children))))
+    if not aliases:
+        return
+    decodes, through_alias = 1, 0  # the document node
+    walk: list[tuple[yaml.Node, bool, bool]] = [(root, False, (0, 0) in aliases)]
+    while walk:
+        node, inside, is_alias = walk.pop()
+        decodes += 1
+        through_alias += inside
+        if (
+            through_alias > 100
+            and decodes > 1000
+            and through_alias / decodes > _allowed_alias_ratio(decodes)
+        ):
+            raise YamlSyntaxError(None, "document contains excessive aliasing")
+        if is_alias:  # the alias node counted; now its target, through the alias
+            walk.append((node, True, False))
+            continue
+        key = id(node)
+        children = _children(node)
+        walk.extend(
+            (child, inside, (key, i) in aliases) for i, child in reversed(list(enumerate(children)))
+        )
