@@ -173,6 +173,18 @@ def test_a_failing_kubelet_view_says_why(tmp_path: Path, name: str, words: str) 
     assert len(discover(root, view="kernel").all_cpus) == 8 if name == "bad-core-id" else 4
 
 
+def test_a_huge_value_is_cut_in_the_message(tmp_path: Path) -> None:
+    """A hostile tree's value is quoted short: the error stays one readable line."""
+    root = CASES["bad-core-id"](tmp_path)
+    write(root / "sys/devices/system/cpu/cpu3/topology/core_id", "9" * 100_000 + "\n")
+    with pytest.raises(MachineError) as caught:
+        discover(root)
+    message = str(caught.value)
+    assert "'9999999999" in message
+    assert len(message) < 400
+    assert "\n" not in message
+
+
 def test_an_unknown_view_is_refused(tmp_path: Path) -> None:
     with pytest.raises(MachineError, match="unknown topology view 'hwloc'"):
         SysfsReader(tmp_path, view="hwloc")

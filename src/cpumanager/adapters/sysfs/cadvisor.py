@@ -68,6 +68,7 @@ from cpumanager.adapters.sysfs.cadvisor_files import (
     online_listed,
     reason,
     scan_int,
+    shown,
 )
 from cpumanager.adapters.sysfs.files import SysfsFiles, read_small_file
 from cpumanager.errors import MachineError
@@ -164,7 +165,7 @@ class _Reader:
         size_text = self.tree.raw(f"{base}/size")
         size_match = SCAN_SIZE.match(size_text)
         if size_match is None or dec(size_match.group(1)) > MAX_U64:
-            msg = f"{base}/size is {size_text.strip()!r}, not <n>K"
+            msg = f"{base}/size is {shown(size_text)}, not <n>K"
             raise CadvisorFailedError(msg)
         size = dec(size_match.group(1)) * 1024 & MAX_U64  # Go's uint64 product wraps
         level = scan_int(self.tree.raw(f"{base}/level"), f"{base}/level")
@@ -174,7 +175,7 @@ class _Reader:
         for raw_word in mask_text.split(","):
             word = raw_word.strip(GO_WHITESPACE)
             if re.fullmatch(r"[0-9a-fA-F]+", word) is None or int(word, 16) > MAX_U64:
-                msg = f"{base}/shared_cpu_map is {mask_text.strip()!r}, not a CPU map"
+                msg = f"{base}/shared_cpu_map is {shown(mask_text)}, not a CPU map"
                 raise CadvisorFailedError(msg)
             count += int(word, 16).bit_count()
         return {
@@ -237,7 +238,7 @@ class _Reader:
         row = []
         for item in distance.split(" "):
             if re.fullmatch(r"[0-9]+", item) is None or dec(item) > MAX_U64:
-                msg = f"{node_dir}/distance is {distance!r}, not distances"
+                msg = f"{node_dir}/distance is {shown(distance)}, not distances"
                 raise CadvisorFailedError(msg)
             row.append(dec(item))
         node["distances"] = row

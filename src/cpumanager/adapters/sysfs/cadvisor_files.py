@@ -11,6 +11,7 @@ from pathlib import Path
 
 from cpumanager.adapters.sysfs.files import SysfsFiles, read_small_file
 from cpumanager.core.cpuset import MAX_CPU_ID, CPUSet
+from cpumanager.core.printable import printable
 
 __all__ = [
     "dec",
@@ -94,9 +95,15 @@ def dec(text: str) -> int:
     return sign * (10**30 if len(digits) > 25 else int(digits))
 
 
+def shown(text: str) -> str:
+    """A file's value quoted for a one-line message: stripped, escaped, cut at 40 characters
+    (a hostile tree's "core_id" may be a megabyte of digits)."""
+    return repr(printable(text.strip(), limit=40))
+
+
 def go_atoi(text: str, what: str) -> int:
     if GO_ATOI.fullmatch(text) is None or not -MAX_INT - 1 <= dec(text) <= MAX_INT:
-        msg = f"{what} is {text!r}, not an integer (strconv.Atoi)"
+        msg = f"{what} is {shown(text)}, not an integer (strconv.Atoi)"
         raise CadvisorFailedError(msg)
     return dec(text)
 
@@ -104,11 +111,11 @@ def go_atoi(text: str, what: str) -> int:
 def scan_int(text: str, what: str) -> int:
     match = SCAN_INT.match(text)
     if match is None:
-        msg = f"{what} is {text.strip()!r}, not an integer"
+        msg = f"{what} is {shown(text)}, not an integer"
         raise CadvisorFailedError(msg)
     value = dec(match.group(1))
     if not -MAX_INT - 1 <= value <= MAX_INT:  # fmt.Sscanf into an int: out of range
-        msg = f"{what} is {text.strip()!r}, out of an integer's range"
+        msg = f"{what} is {shown(text)}, out of an integer's range"
         raise CadvisorFailedError(msg)
     return value
 
