@@ -11,7 +11,7 @@ import math
 
 import pytest
 
-from cpumanager.adapters.go_yaml import go_resolve, parse_yaml_keeping_duplicates
+from cpumanager.adapters.go_yaml import YamlShapeError, go_resolve, parse_yaml_keeping_duplicates
 from cpumanager.formats.kubelet_config.document import YamlSyntaxError
 
 SCALARS = [
@@ -94,3 +94,15 @@ def test_alias_bombs_are_refused_where_go_yaml_refuses_them(
     with pytest.raises(YamlSyntaxError) as caught:
         parse_yaml_keeping_duplicates(text)
     assert caught.value.detail() == "yaml: document contains excessive aliasing"
+
+
+def test_a_file_nested_past_the_limit_is_refused_before_it_is_composed() -> None:
+    text = "a: " + "[" * 5000 + "]" * 5000 + "\n"
+    with pytest.raises(YamlShapeError, match="nested more than"):
+        parse_yaml_keeping_duplicates(text)
+
+
+def test_only_the_first_document_is_read() -> None:
+    # the kubelet 1.32 loads this file (its reader stops after the first document)
+    body, _ = parse_yaml_keeping_duplicates("maxPods: 5\n---\n: : [\n")
+    assert body == {"maxPods": 5}

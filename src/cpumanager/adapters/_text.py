@@ -34,6 +34,7 @@ __all__ = [
     "MAX_YAML_DEPTH",
     "YAML_LOADER",
     "load_yaml_documents",
+    "yaml_shape_problem",
     "manifest_files_in",
     "read_bounded_bytes",
     "read_bounded_text",
@@ -153,11 +154,14 @@ _OPENS = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
 _CLOSES = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
 
 
-def _check_shape(text: str, *, max_depth: int, loader: type[yaml.SafeLoader]) -> str | None:
+def yaml_shape_problem(
+    text: str, *, max_depth: int, loader: type[yaml.SafeLoader], first_only: bool = False
+) -> str | None:
     """Why ``text`` must not reach the composer (too deep, recursive alias), or None.
 
     Iterates the parser's events, which costs no recursion; stops at the first excess, so
-    a hostile input costs as much as its first ``max_depth`` levels.
+    a hostile input costs as much as its first ``max_depth`` levels. ``first_only``: the
+    first document only (a reader that takes the first never parses the rest).
     """
     open_anchors: list[str | None] = []
     for event in yaml.parse(text, Loader=loader):
@@ -172,6 +176,8 @@ def _check_shape(text: str, *, max_depth: int, loader: type[yaml.SafeLoader]) ->
                 open_anchors.pop()
         elif isinstance(event, yaml.AliasEvent) and event.anchor in open_anchors:
             return f"the alias *{event.anchor} refers to a collection that contains it"
+        elif first_only and isinstance(event, yaml.DocumentEndEvent):
+            break
     return None
 
 
@@ -191,7 +197,7 @@ def load_yaml_documents(
     """
     try:
         chosen = loader or YAML_LOADER
-        problem = _check_shape(text, max_depth=max_depth, loader=chosen)
+        problem = yaml_shape_problem(text, max_depth=max_depth, loader=chosen)
         if problem is None:
             return list(yaml.load_all(text, Loader=chosen))
     except yaml.YAMLError as err:

@@ -23,9 +23,16 @@ from collections.abc import Mapping
 
 import yaml
 
+from cpumanager.adapters._text import MAX_YAML_DEPTH, yaml_shape_problem
 from cpumanager.formats.kubelet_config.document import YamlSyntaxError
 
-__all__ = ["parse_yaml_keeping_duplicates"]
+__all__ = ["YamlShapeError", "parse_yaml_keeping_duplicates"]
+
+
+class YamlShapeError(Exception):
+    """Nested deeper than the project reads, or an alias inside its own anchor: refused
+    before PyYAML's composer and constructor recurse over it."""
+
 
 _MAX_DUPLICATES = 20  # enough to name; a hostile file may repeat a key 100,000 times
 
@@ -297,6 +304,9 @@ def _go_problem(err: yaml.YAMLError, problem: str) -> str:
 
 
 def _first_document(text: str) -> tuple[object, list[tuple[str, int]]]:
+    problem = yaml_shape_problem(text, max_depth=MAX_YAML_DEPTH, loader=_GoLoader, first_only=True)
+    if problem is not None:
+        raise YamlShapeError(problem)
     loader = _GoLoader(text)
     loader.duplicates = []
     try:

@@ -22,7 +22,7 @@ from pathlib import Path
 import yaml
 
 from cpumanager.adapters._text import load_yaml_documents, read_bounded_text
-from cpumanager.adapters.go_yaml import parse_yaml_keeping_duplicates
+from cpumanager.adapters.go_yaml import YamlShapeError, parse_yaml_keeping_duplicates
 from cpumanager.core import limits
 from cpumanager.core.printable import printable
 from cpumanager.core.versions import Release
@@ -121,6 +121,9 @@ def read_config_source(
             loaded = decode_file(
                 text, path=str(path), parse_yaml=parse_yaml_keeping_duplicates, release=release
             )
+        except YamlShapeError as err:
+            msg = f"{path}: {err}; fix the file"
+            raise ConfigError(msg) from err
         except RecursionError as err:
             msg = f"{path}: nested too deeply to read; fix the file"
             raise ConfigError(msg) from err
@@ -173,6 +176,9 @@ def _kubelet_drop_in(path: Path, directory: Path) -> ConfigSource:
             directory=str(directory),
             parse_yaml=parse_yaml_keeping_duplicates,
         )
+    except YamlShapeError as err:
+        msg = f"{path}: {err}; fix the file"
+        raise ConfigError(msg) from err
     except RecursionError as err:
         msg = f"{path}: nested too deeply to read; fix the file"
         raise ConfigError(msg) from err
